@@ -1,0 +1,22 @@
+# softhca: build everything, boot the lab, run the tests.
+#   make        build the device (in QEMU), the driver, the provider, the image
+#   make run    build, boot two VMs and show RDMA working between them
+#   make test   build and run the whole test suite
+# Build trees and downloads live in $(SOFTHCA_CACHE), outside the checkout.
+
+SOFTHCA_CACHE ?= /var/cache/softhca
+export SOFTHCA_CACHE
+
+.PHONY: all deps qemu test
+
+all: qemu
+
+deps:
+	scripts/host-deps.sh
+
+qemu: deps
+	qemu-device/build.sh >/dev/null
+
+test: all
+	tests/run qtest
+

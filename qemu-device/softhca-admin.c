@@ -1,0 +1,226 @@
+/*
+ * softhca: the admin queue (spec §4, §5)
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/bitmap.h"
+#include "qemu/cutils.h"
+#include "softhca.h"
+#include "trace.h"
+
+static bool softhca_ring_cfg_ok(SofthcaState *s, uint64_t base, uint32_t log,
+                                size_t entry_size)
+{
+    return log >= SHCA_RING_LOG_MIN && log <= SOFTHCA_MAX_AQ_LOG &&
+           QEMU_IS_ALIGNED(base, 4096) &&
+           softhca_dma_ok(s, base, (uint64_t)entry_size << log);
+}
+
+/* Called on CTRL.EN 0 -> 1: latch and check the admin configuration. */
+bool softhca_admin_start(SofthcaState *s)
+{
+    s->aq = (SofthcaRing) { .base = s->aq_base_reg, .log_size = s->aq_log_reg };
+    s->acq = (SofthcaRing) { .base = s->acq_base_reg,
+                             .log_size = s->acq_log_reg };
+    s->acq_phase = true;
+    return softhca_ring_cfg_ok(s, s->aq.base, s->aq.log_size,
+                               SHCA_AQ_ENTRY_SIZE) &&
+           softhca_ring_cfg_ok(s, s->acq.base, s->acq.log_size,
+                               sizeof(struct shca_acq_entry));
+}
+
+void softhca_admin_reset(SofthcaState *s)
+{
+    s->aq = (SofthcaRing) { 0 };
+    s->acq = (SofthcaRing) { 0 };
+    s->acq_phase = true;
+}
+
+/* Lowest free handle >= 1 of a handle bitmap of size bits. */
+static uint8_t softhca_handle_alloc(unsigned long *map, uint32_t size,
+                                    uint32_t *handle)
+{
+    unsigned long h = find_next_zero_bit(map, size, 1);
+
+    if (h >= size) {
+        return SHCA_AQ_NO_RESOURCES;
+    }
+    set_bit(h, map);
+    *handle = h;
+    return SHCA_AQ_OK;
+}
+
+static uint8_t softhca_handle_free(unsigned long *map, uint32_t size,
+                                   uint32_t handle)
+{
+    if (handle == 0 || handle >= size || !test_bit(handle, map)) {
+        return SHCA_AQ_BAD_HANDLE;
+    }
+    clear_bit(handle, map);
+    return SHCA_AQ_OK;
+}
+
+static bool softhca_gid_is_ipv4(const uint8_t *gid)
+{
+    static const uint8_t v4_prefix[12] = {
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
+    };
+
+    return memcmp(gid, v4_prefix, sizeof(v4_prefix)) == 0;
+}
+
+static uint8_t softhca_set_gid(SofthcaState *s,
+                               const struct shca_aq_set_gid *c)
+{
+    uint32_t index = le32_to_cpu(c->index);
+    uint32_t flags = le32_to_cpu(c->flags);
+    SofthcaGid *gid;
+
+    if (index >= SOFTHCA_MAX_GID || (flags & ~SHCA_GID_VALID)) {
+        return SHCA_AQ_BAD_PARAM;
+    }
+    gid = &s->gids[index];
+    if (!(flags & SHCA_GID_VALID)) {
+        *gid = (SofthcaGid) { 0 };
+        trace_softhca_gid(index, false, softhca_gid_is_ipv4(c->gid));
+        return SHCA_AQ_OK;
+    }
+    gid->valid = true;
+    memcpy(gid->raw, c->gid, sizeof(gid->raw));
+    trace_softhca_gid(index, true, softhca_gid_is_ipv4(c->gid));
+    return SHCA_AQ_OK;
+}
+
+/* Bytes of a command's payload that the opcode defines; the rest must be 0. */
+static size_t softhca_cmd_payload_len(uint8_t opcode)
+{
+    switch (opcode) {
+    case SHCA_AQ_CREATE_EQ:
+        return sizeof(struct shca_aq_create_eq);
+    case SHCA_AQ_SET_GID:
+        return sizeof(struct shca_aq_set_gid);
+    case SHCA_AQ_DESTROY_EQ:
+    case SHCA_AQ_DEALLOC_PD:
+    case SHCA_AQ_DEALLOC_UCTX:
+        return sizeof(struct shca_aq_handle);
+    case SHCA_AQ_ALLOC_PD:
+    case SHCA_AQ_ALLOC_UCTX:
+        return 0;
+    default:
+        return SIZE_MAX;
+    }
+}
+
+static bool softhca_cmd_well_formed(const struct shca_aq_entry *cmd)
+{
+    size_t len = softhca_cmd_payload_len(cmd->opcode);
+
+    if (len == SIZE_MAX || cmd->flags || cmd->rsvd) {
+        return false;
+    }
+    return buffer_is_zero(cmd->raw + len, SHCA_AQ_PAYLOAD_SIZE - len);
+}
+
+static uint8_t softhca_exec(SofthcaState *s, const struct shca_aq_entry *cmd,
+                            uint32_t *result)
+{
+    uint32_t handle = le32_to_cpu(cmd->handle.handle);
+
+    if (!softhca_cmd_well_formed(cmd)) {
+        return SHCA_AQ_BAD_OPCODE;
+    }
+
+    switch (cmd->opcode) {
+    case SHCA_AQ_CREATE_EQ:
+        return softhca_eq_create(s, &cmd->create_eq);
+    case SHCA_AQ_DESTROY_EQ:
+        return softhca_eq_destroy(s, handle);
+    case SHCA_AQ_SET_GID:
+        return softhca_set_gid(s, &cmd->set_gid);
+    case SHCA_AQ_ALLOC_PD:
+        return softhca_handle_alloc(s->pd_map, SOFTHCA_MAX_PD + 1, result);
+    case SHCA_AQ_DEALLOC_PD:
+        return softhca_handle_free(s->pd_map, SOFTHCA_MAX_PD + 1, handle);
+    case SHCA_AQ_ALLOC_UCTX:
+        return softhca_handle_alloc(s->uctx_map, s->db_pages, result);
+    case SHCA_AQ_DEALLOC_UCTX:
+        return softhca_handle_free(s->uctx_map, s->db_pages, handle);
+    default:
+        g_assert_not_reached();
+    }
+}
+
+static bool softhca_acq_full(const SofthcaState *s)
+{
+    return ((s->acq.tail + 1) & softhca_ring_mask(&s->acq)) == s->acq.head;
+}
+
+static bool softhca_post_completion(SofthcaState *s, uint16_t cmd_id,
+                                    uint8_t status, uint32_t result)
+{
+    struct shca_acq_entry cqe = {
+        .result = cpu_to_le32(result),
+        .cmd_id = cpu_to_le16(cmd_id),
+        .status = status,
+        .phase = s->acq_phase ? SHCA_PHASE_BIT : 0,
+    };
+    uint64_t addr = s->acq.base + (uint64_t)s->acq.tail * sizeof(cqe);
+
+    if (!softhca_dma_write_owned(s, addr, &cqe, sizeof(cqe))) {
+        return false;
+    }
+    s->acq.tail = (s->acq.tail + 1) & softhca_ring_mask(&s->acq);
+    if (s->acq.tail == 0) {
+        s->acq_phase = !s->acq_phase;
+    }
+    return true;
+}
+
+/*
+ * Run commands from the device's head to the driver's tail while the ACQ has
+ * room.  Each pass consumes one AQ entry, so the loop ends within one ring.
+ */
+void softhca_admin_kick(SofthcaState *s)
+{
+    bool posted = false;
+
+    while (softhca_ready(s) && s->aq.head != s->aq.tail &&
+           !softhca_acq_full(s)) {
+        struct shca_aq_entry cmd;
+        uint32_t result = 0;
+        uint8_t status;
+        uint16_t cmd_id;
+
+        if (!softhca_dma_read(s, s->aq.base +
+                              (uint64_t)s->aq.head * SHCA_AQ_ENTRY_SIZE,
+                              &cmd, sizeof(cmd))) {
+            softhca_fatal(s, SHCA_FATAL_AQ_DMA);
+            break;
+        }
+        cmd_id = le16_to_cpu(cmd.cmd_id);
+        trace_softhca_admin_cmd(cmd_id, cmd.opcode);
+
+        status = softhca_exec(s, &cmd, &result);
+        if (status != SHCA_AQ_OK) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "softhca: admin command 0x%02x (id %u) failed: "
+                          "status 0x%02x\n", cmd.opcode, cmd_id, status);
+        }
+        trace_softhca_admin_cpl(cmd_id, status, result);
+
+        if (!softhca_post_completion(s, cmd_id, status, result)) {
+            softhca_fatal(s, SHCA_FATAL_AQ_DMA);
+            break;
+        }
+        s->aq.head = (s->aq.head + 1) & softhca_ring_mask(&s->aq);
+        posted = true;
+    }
+    if (posted) {
+        softhca_irq(s, SHCA_VEC_ADMIN);
+    }
+}

@@ -1,0 +1,277 @@
+/*
+ * softhca: the NIC function of the Ethernet port (spec §6, §7)
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "net/eth.h"
+#include "softhca.h"
+#include "trace.h"
+
+static bool softhca_nic_ring_ok(SofthcaState *s, const SofthcaRing *r)
+{
+    return r->log_size >= SHCA_RING_LOG_MIN &&
+           r->log_size <= SHCA_NIC_RING_LOG_MAX &&
+           QEMU_IS_ALIGNED(r->base, SHCA_NIC_DESC_SIZE) &&
+           softhca_dma_ok(s, r->base, (uint64_t)SHCA_NIC_DESC_SIZE << r->log_size);
+}
+
+static uint64_t softhca_desc_addr(const SofthcaRing *r, uint32_t index)
+{
+    return r->base + (uint64_t)index * SHCA_NIC_DESC_SIZE;
+}
+
+/* Enabling a direction checks its ring and starts it at index 0. */
+void softhca_nic_write_ctrl(SofthcaState *s, uint32_t val)
+{
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } dirs[] = { { SHCA_NIC_TX_EN, "TX" }, { SHCA_NIC_RX_EN, "RX" } };
+
+    val &= SHCA_NIC_TX_EN | SHCA_NIC_RX_EN;
+    for (int i = 0; i < ARRAY_SIZE(dirs); i++) {
+        SofthcaRing *r = dirs[i].bit == SHCA_NIC_TX_EN ? &s->nic_tx
+                                                       : &s->nic_rx;
+
+        if (!(val & dirs[i].bit) || (s->nic_ctrl & dirs[i].bit)) {
+            continue;
+        }
+        if (!softhca_nic_ring_ok(s, r)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "softhca: bad NIC %s ring\n",
+                          dirs[i].name);
+            val &= ~dirs[i].bit;
+            continue;
+        }
+        r->head = 0;
+        r->tail = 0;
+    }
+    s->nic_ctrl = val;
+    trace_softhca_nic_ctrl(val);
+    if (val & SHCA_NIC_RX_EN) {
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    }
+}
+
+static void softhca_nic_signal(SofthcaState *s)
+{
+    s->nic_irq |= SHCA_NIC_IRQ_PENDING;
+    if (s->nic_irq & SHCA_NIC_IRQ_EN) {
+        s->nic_irq &= ~SHCA_NIC_IRQ_EN;
+        softhca_irq(s, SHCA_VEC_NIC);
+    }
+}
+
+void softhca_nic_write_irq(SofthcaState *s, uint32_t val)
+{
+    if (val & SHCA_NIC_IRQ_PENDING) {
+        s->nic_irq &= ~SHCA_NIC_IRQ_PENDING;
+    }
+    s->nic_irq = (s->nic_irq & ~SHCA_NIC_IRQ_EN) | (val & SHCA_NIC_IRQ_EN);
+    /* An event that came while disabled interrupts as soon as enabled. */
+    if ((s->nic_irq & SHCA_NIC_IRQ_EN) &&
+        (s->nic_irq & SHCA_NIC_IRQ_PENDING)) {
+        s->nic_irq &= ~SHCA_NIC_IRQ_EN;
+        softhca_irq(s, SHCA_VEC_NIC);
+    }
+}
+
+static bool softhca_nic_doorbell_ok(SofthcaState *s, const SofthcaRing *r,
+                                    uint32_t en, uint32_t tail)
+{
+    if (!(s->nic_ctrl & en) || tail > softhca_ring_mask(r)) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "softhca: bad NIC doorbell %u (ring %s)\n", tail,
+                      (s->nic_ctrl & en) ? "enabled" : "disabled");
+        return false;
+    }
+    return true;
+}
+
+static bool softhca_nic_tx_one(SofthcaState *s, struct shca_nic_txd *txd)
+{
+    uint16_t len = le16_to_cpu(txd->len);
+
+    if (len < ETH_HLEN || len > SHCA_NIC_FRAME_MAX ||
+        !softhca_dma_read(s, le64_to_cpu(txd->addr), s->frame, len)) {
+        return false;
+    }
+    trace_softhca_nic_tx(len);
+    qemu_send_packet(qemu_get_queue(s->nic), s->frame, len);
+    return true;
+}
+
+/* Send descriptors head..tail; each pass consumes one, so it terminates. */
+void softhca_nic_tx_doorbell(SofthcaState *s, uint32_t tail)
+{
+    SofthcaRing *r = &s->nic_tx;
+    bool done = false;
+
+    if (!softhca_nic_doorbell_ok(s, r, SHCA_NIC_TX_EN, tail)) {
+        return;
+    }
+    r->tail = tail;
+    while (r->head != r->tail) {
+        uint64_t addr = softhca_desc_addr(r, r->head);
+        struct shca_nic_txd txd;
+
+        if (!softhca_dma_read(s, addr, &txd, sizeof(txd))) {
+            break;
+        }
+        txd.flags = SHCA_NIC_DESC_DONE;
+        if (softhca_nic_tx_one(s, &txd)) {
+            s->stats.nic_tx_frames++;
+        } else {
+            s->stats.nic_tx_errors++;
+            txd.flags |= SHCA_NIC_DESC_ERR;
+            qemu_log_mask(LOG_GUEST_ERROR, "softhca: bad TX descriptor %u\n",
+                          r->head);
+        }
+        softhca_dma_write(s, addr + offsetof(struct shca_nic_txd, flags),
+                          &txd.flags, 1);
+        r->head = (r->head + 1) & softhca_ring_mask(r);
+        done = true;
+    }
+    if (done) {
+        softhca_nic_signal(s);
+    }
+}
+
+void softhca_nic_rx_doorbell(SofthcaState *s, uint32_t tail)
+{
+    if (!softhca_nic_doorbell_ok(s, &s->nic_rx, SHCA_NIC_RX_EN, tail)) {
+        return;
+    }
+    s->nic_rx.tail = tail;
+    qemu_flush_queued_packets(qemu_get_queue(s->nic));
+}
+
+void softhca_nic_reset(SofthcaState *s)
+{
+    s->nic_ctrl = 0;
+    s->nic_irq = 0;
+    s->nic_tx = (SofthcaRing) { 0 };
+    s->nic_rx = (SofthcaRing) { 0 };
+}
+
+/*
+ * Is this a RoCEv2 frame for one of our GIDs (spec §7)?  Only such frames
+ * belong to the transport; everything else is the NIC function's.
+ */
+static bool softhca_is_roce(SofthcaState *s, const uint8_t *buf, size_t size)
+{
+    const struct eth_header *eth = (const struct eth_header *)buf;
+    uint8_t gid[16] = { [10] = 0xff, [11] = 0xff };
+    size_t l3 = sizeof(struct eth_header);
+    const uint8_t *udp;
+
+    switch (be16_to_cpu(eth->h_proto)) {
+    case ETH_P_IP: {
+        const struct ip_header *ip = (const void *)(buf + l3);
+        size_t ihl;
+
+        if (size < l3 + sizeof(*ip) || ip->ip_p != IP_PROTO_UDP) {
+            return false;
+        }
+        ihl = IP_HDR_GET_LEN(buf + l3);
+        if (ihl < sizeof(*ip) || size < l3 + ihl + sizeof(struct udp_header)) {
+            return false;
+        }
+        memcpy(gid + 12, &ip->ip_dst, 4);
+        udp = buf + l3 + ihl;
+        break;
+    }
+    case ETH_P_IPV6: {
+        const struct ip6_header *ip6 = (const void *)(buf + l3);
+
+        if (size < l3 + sizeof(*ip6) + sizeof(struct udp_header) ||
+            ip6->ip6_nxt != IP_PROTO_UDP) {
+            return false;
+        }
+        memcpy(gid, &ip6->ip6_dst, 16);
+        udp = buf + l3 + sizeof(*ip6);
+        break;
+    }
+    default:
+        return false;
+    }
+
+    if (lduw_be_p(udp + offsetof(struct udp_header, uh_dport)) !=
+        SHCA_ROCE_UDP_PORT) {
+        return false;
+    }
+    for (int i = 0; i < SOFTHCA_MAX_GID; i++) {
+        if (s->gids[i].valid && !memcmp(s->gids[i].raw, gid, sizeof(gid))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool softhca_nic_can_receive(NetClientState *nc)
+{
+    SofthcaState *s = qemu_get_nic_opaque(nc);
+
+    return softhca_ready(s) && (s->nic_ctrl & SHCA_NIC_RX_EN) &&
+           s->nic_rx.head != s->nic_rx.tail;
+}
+
+static ssize_t softhca_nic_receive(NetClientState *nc, const uint8_t *buf,
+                                   size_t size)
+{
+    SofthcaState *s = qemu_get_nic_opaque(nc);
+    SofthcaRing *r = &s->nic_rx;
+    uint64_t addr = softhca_desc_addr(r, r->head);
+    struct shca_nic_rxd rxd;
+
+    if (softhca_is_roce(s, buf, size)) {
+        /* No transport engine in spec 0.1: counted, not delivered. */
+        s->stats.roce_rx_dropped++;
+        trace_softhca_roce_rx_drop(size);
+        return size;
+    }
+    if (!softhca_nic_can_receive(nc)) {
+        return 0;
+    }
+    if (!softhca_dma_read(s, addr, &rxd, sizeof(rxd))) {
+        s->stats.nic_rx_errors++;
+        return size;
+    }
+    if (size > le16_to_cpu(rxd.buf_len)) {
+        s->stats.nic_rx_too_long++;
+        trace_softhca_nic_rx_drop(size, le16_to_cpu(rxd.buf_len));
+        return size;
+    }
+
+    rxd.len = cpu_to_le16(size);
+    rxd.flags = SHCA_NIC_DESC_DONE;
+    if (!softhca_dma_write(s, le64_to_cpu(rxd.addr), buf, size)) {
+        rxd.len = 0;
+        rxd.flags |= SHCA_NIC_DESC_ERR;
+        s->stats.nic_rx_errors++;
+    } else {
+        s->stats.nic_rx_frames++;
+    }
+    trace_softhca_nic_rx(size);
+    softhca_dma_write_owned(s, addr, &rxd, sizeof(rxd));
+    r->head = (r->head + 1) & softhca_ring_mask(r);
+    softhca_nic_signal(s);
+    return size;
+}
+
+static void softhca_nic_link_status_changed(NetClientState *nc)
+{
+    softhca_link_update(qemu_get_nic_opaque(nc));
+}
+
+NetClientInfo softhca_net_info = {
+    .type = NET_CLIENT_DRIVER_NIC,
+    .size = sizeof(NICState),
+    .can_receive = softhca_nic_can_receive,
+    .receive = softhca_nic_receive,
+    .link_status_changed = softhca_nic_link_status_changed,
+};

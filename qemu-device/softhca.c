@@ -1,0 +1,183 @@
+/*
+ * softhca: an RDMA host channel adapter with one RoCEv2 port
+ *
+ * PCI and QOM glue: BARs, MSI-X, properties, reset and the netdev.  The
+ * register block, the admin queue, event queues and the NIC function live
+ * in their own files; the interface is specified in spec/softhca.md.
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bitmap.h"
+#include "qemu/module.h"
+#include "qapi/error.h"
+#include "hw/pci/msix.h"
+#include "hw/pci/pcie.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "softhca.h"
+#include "trace.h"
+
+#define SOFTHCA_MIN_VECTORS     (SHCA_VEC_FIRST_EQ + 1)
+#define SOFTHCA_MAX_VECTORS     64
+#define SOFTHCA_MAX_DB_PAGES    4096
+#define SOFTHCA_PCIE_CAP_OFFSET 0xa0
+
+void softhca_irq(SofthcaState *s, unsigned vector)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    if (msix_enabled(pdev)) {
+        trace_softhca_irq(vector);
+        msix_notify(pdev, vector);
+    }
+}
+
+void softhca_link_update(SofthcaState *s)
+{
+    bool up = !qemu_get_queue(s->nic)->link_down;
+
+    trace_softhca_link(up);
+    softhca_eq_post_all(s, SHCA_EQE_PORT_CHANGE, 1,
+                        up ? SHCA_PORT_LINK_UP : 0);
+}
+
+static bool softhca_check_props(SofthcaState *s, Error **errp)
+{
+    if (s->vectors < SOFTHCA_MIN_VECTORS || s->vectors > SOFTHCA_MAX_VECTORS) {
+        error_setg(errp, "softhca: vectors must be %u..%u",
+                   SOFTHCA_MIN_VECTORS, SOFTHCA_MAX_VECTORS);
+        return false;
+    }
+    if (s->db_pages < 2 || s->db_pages > SOFTHCA_MAX_DB_PAGES ||
+        !is_power_of_2(s->db_pages)) {
+        error_setg(errp, "softhca: db-pages must be a power of 2, 2..%u",
+                   SOFTHCA_MAX_DB_PAGES);
+        return false;
+    }
+    return true;
+}
+
+static void softhca_realize(PCIDevice *pdev, Error **errp)
+{
+    SofthcaState *s = SOFTHCA(pdev);
+    DeviceState *dev = DEVICE(pdev);
+
+    if (!softhca_check_props(s, errp)) {
+        return;
+    }
+
+    pdev->config[PCI_INTERRUPT_PIN] = 0;    /* MSI-X only */
+
+    memory_region_init_io(&s->regs, OBJECT(s), &softhca_regs_ops, s,
+                          "softhca-regs", SHCA_REGS_SIZE);
+    pci_register_bar(pdev, SHCA_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->regs);
+    memory_region_init_io(&s->db, OBJECT(s), &softhca_db_ops, s,
+                          "softhca-doorbells",
+                          (uint64_t)s->db_pages << SHCA_DB_PAGE_SHIFT);
+    pci_register_bar(pdev, SHCA_BAR_DB, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->db);
+
+    if (msix_init_exclusive_bar(pdev, s->vectors, SHCA_BAR_MSIX, errp)) {
+        return;
+    }
+    for (unsigned i = 0; i < s->vectors; i++) {
+        msix_vector_use(pdev, i);
+    }
+
+    if (pci_is_express(pdev)) {
+        if (pcie_endpoint_cap_init(pdev, SOFTHCA_PCIE_CAP_OFFSET) < 0) {
+            error_setg(errp, "softhca: cannot add the PCIe capability");
+            msix_uninit_exclusive_bar(pdev);
+            return;
+        }
+        pcie_cap_flr_init(pdev);
+    }
+
+    s->pd_map = bitmap_new(SOFTHCA_MAX_PD + 1);
+    s->uctx_map = bitmap_new(s->db_pages);
+
+    qemu_macaddr_default_if_unset(&s->conf.macaddr);
+    s->nic = qemu_new_nic(&softhca_net_info, &s->conf,
+                          object_get_typename(OBJECT(s)), dev->id,
+                          &dev->mem_reentrancy_guard, s);
+    qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
+
+    softhca_regs_reset(s);
+}
+
+static void softhca_exit(PCIDevice *pdev)
+{
+    SofthcaState *s = SOFTHCA(pdev);
+
+    softhca_regs_reset(s);
+    qemu_del_nic(s->nic);
+    g_free(s->pd_map);
+    g_free(s->uctx_map);
+    msix_unuse_all_vectors(pdev);
+    msix_uninit_exclusive_bar(pdev);
+}
+
+static void softhca_reset_hold(Object *obj, ResetType type)
+{
+    SofthcaState *s = SOFTHCA(obj);
+
+    trace_softhca_reset("device");
+    softhca_regs_reset(s);
+}
+
+static const VMStateDescription softhca_vmstate = {
+    .name = "softhca",
+    .unmigratable = 1,      /* QPs in flight cannot be moved yet */
+};
+
+static const Property softhca_properties[] = {
+    DEFINE_NIC_PROPERTIES(SofthcaState, conf),
+    DEFINE_PROP_UINT32("vectors", SofthcaState, vectors, 8),
+    DEFINE_PROP_UINT32("db-pages", SofthcaState, db_pages, 256),
+};
+
+static void softhca_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+
+    pc->realize = softhca_realize;
+    pc->exit = softhca_exit;
+    pc->vendor_id = SHCA_PCI_VENDOR_ID;
+    pc->device_id = SHCA_PCI_DEVICE_ID;
+    pc->revision = SHCA_PCI_REVISION;
+    pc->class_id = PCI_CLASS_NETWORK_ETHERNET;
+    pc->subsystem_vendor_id = PCI_SUBVENDOR_ID_REDHAT_QUMRANET;
+    pc->subsystem_id = PCI_SUBDEVICE_ID_QEMU;
+
+    rc->phases.hold = softhca_reset_hold;
+
+    dc->desc = "softhca RDMA adapter (RoCEv2)";
+    dc->vmsd = &softhca_vmstate;
+    device_class_set_props(dc, softhca_properties);
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static const TypeInfo softhca_info = {
+    .name = TYPE_SOFTHCA,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(SofthcaState),
+    .class_init = softhca_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
+static void softhca_register_types(void)
+{
+    type_register_static(&softhca_info);
+}
+
+type_init(softhca_register_types)

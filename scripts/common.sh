@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared settings for softhca's build and test scripts (sourced, not run).
+
+SOFTHCA_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SOFTHCA_CACHE=${SOFTHCA_CACHE:-/var/cache/softhca}
+
+# Pinned versions (../shared/design.md).
+QEMU_DEB_VERSION=1:10.0.13+ds-0+deb13u1
+QEMU_VERSION=10.0.13
+RDMA_CORE_VERSION=56.1
+RDMA_CORE_SHA256=b7df5c7c2e6e4ffbbf9b7fd0f4ac9e0f6f6fe6a9fcb65e5a8fed7e5e4d1a6b3f
+GUEST_KVER=6.12.95+deb12-amd64
+
+die() { echo "softhca: $*" >&2; exit 1; }
+log() { echo "softhca: $*" >&2; }
+
+# The first URI of the host's main Debian entry, read at run time so that no
+# mirror host name is ever written into a file of ours.
+debian_mirror() {
+	awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources
+}

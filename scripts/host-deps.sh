@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Install the host packages softhca needs to build and test, on Debian 12.
+# Idempotent: a stamp keyed by this file's content skips the work when done.
+#
+# Adds two apt entries, both safe for a Debian 12 host:
+#   - bookworm-backports binaries (meson >= 1.5, the 6.12 kernel headers);
+#     backports are pinned at priority 100 by their Release file;
+#   - trixie *source* entries only (for `apt-get source qemu`, rdma-core).
+# The mirror URI is read from the host's own sources at run time.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+stamp="$SOFTHCA_CACHE/stamps/host-deps-$(sha256sum "$0" | cut -c1-16)"
+[ -e "$stamp" ] && exit 0
+
+[ "$(id -u)" = 0 ] || die "host set-up needs root (apt-get)"
+
+mirror=$(debian_mirror)
+cat > /etc/apt/sources.list.d/softhca-backports.sources <<SRC
+# Added by softhca scripts/host-deps.sh
+Types: deb
+URIs: $mirror
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+cat > /etc/apt/sources.list.d/softhca-trixie-src.sources <<SRC
+# Added by softhca scripts/host-deps.sh: source packages only, never binaries
+Types: deb-src
+URIs: $mirror
+Suites: trixie
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends \
+	build-essential pkg-config ninja-build python3 python3-venv \
+	libglib2.0-dev libpixman-1-dev libslirp-dev flex bison \
+	dpkg-dev cmake libnl-3-dev libnl-route-3-dev libudev-dev \
+	cpio gzip xz-utils zstd kmod busybox-static \
+	seabios qemu-system-data ipxe-qemu \
+	iproute2 bridge-utils tshark socat procps \
+	"linux-headers-$GUEST_KVER" "linux-kbuild-${GUEST_KVER%%-*}"
+apt-get install -y -q --no-install-recommends -t bookworm-backports meson
+
+mkdir -p "$(dirname "$stamp")"
+touch "$stamp"
