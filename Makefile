@@ -18,5 +18,5 @@ qemu: deps
 	qemu-device/build.sh >/dev/null
 
 test: all
-	tests/run qtest
+	tests/run unit qtest
 

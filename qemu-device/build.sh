@@ -18,6 +18,7 @@
 #   SOFTHCA_SANITIZE=1  build in $SOFTHCA_CACHE/build/qemu-asan with ASan and
 #                       UBSan instead (a second full build, ~2x slower)
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/../scripts/common.sh
 . "$(dirname "$0")/../scripts/common.sh"
 
 device_dir=${SOFTHCA_DEVICE_DIR:-$SOFTHCA_TOP/qemu-device}
@@ -105,7 +106,7 @@ if cmp -s "$mak.new" "$mak"; then rm "$mak.new"; else mv "$mak.new" "$mak"; fi
 # --- 3. Configure, once per option set -------------------------------------
 build=$SOFTHCA_CACHE/build/qemu
 opts=(
-	--prefix=$prefix
+	"--prefix=$prefix"
 	# A pyenv shim may come first in PATH and hide the system's meson.
 	--python=/usr/bin/python3
 	--target-list=x86_64-softmmu

@@ -10,6 +10,7 @@
 #include "qemu/log.h"
 #include "net/eth.h"
 #include "softhca.h"
+#include "softhca-wire.h"
 #include "trace.h"
 
 static bool softhca_nic_ring_ok(SofthcaState *s, const SofthcaRing *r)
@@ -164,48 +165,15 @@ void softhca_nic_reset(SofthcaState *s)
  */
 static bool softhca_is_roce(SofthcaState *s, const uint8_t *buf, size_t size)
 {
-    const struct eth_header *eth = (const struct eth_header *)buf;
-    uint8_t gid[16] = { [10] = 0xff, [11] = 0xff };
-    size_t l3 = sizeof(struct eth_header);
-    const uint8_t *udp;
+    SofthcaUdpFrame f;
 
-    switch (be16_to_cpu(eth->h_proto)) {
-    case ETH_P_IP: {
-        const struct ip_header *ip = (const void *)(buf + l3);
-        size_t ihl;
-
-        if (size < l3 + sizeof(*ip) || ip->ip_p != IP_PROTO_UDP) {
-            return false;
-        }
-        ihl = IP_HDR_GET_LEN(buf + l3);
-        if (ihl < sizeof(*ip) || size < l3 + ihl + sizeof(struct udp_header)) {
-            return false;
-        }
-        memcpy(gid + 12, &ip->ip_dst, 4);
-        udp = buf + l3 + ihl;
-        break;
-    }
-    case ETH_P_IPV6: {
-        const struct ip6_header *ip6 = (const void *)(buf + l3);
-
-        if (size < l3 + sizeof(*ip6) + sizeof(struct udp_header) ||
-            ip6->ip6_nxt != IP_PROTO_UDP) {
-            return false;
-        }
-        memcpy(gid, &ip6->ip6_dst, 16);
-        udp = buf + l3 + sizeof(*ip6);
-        break;
-    }
-    default:
-        return false;
-    }
-
-    if (lduw_be_p(udp + offsetof(struct udp_header, uh_dport)) !=
-        SHCA_ROCE_UDP_PORT) {
+    if (!softhca_parse_udp(buf, size, &f) ||
+        f.dst_port != SHCA_ROCE_UDP_PORT) {
         return false;
     }
     for (int i = 0; i < SOFTHCA_MAX_GID; i++) {
-        if (s->gids[i].valid && !memcmp(s->gids[i].raw, gid, sizeof(gid))) {
+        if (s->gids[i].valid &&
+            !memcmp(s->gids[i].raw, f.dst_gid, sizeof(f.dst_gid))) {
             return true;
         }
     }
