@@ -7,15 +7,18 @@
 SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
-.PHONY: all deps qemu test
+.PHONY: all deps qemu provider test
 
-all: qemu
+all: qemu provider
 
 deps:
 	scripts/host-deps.sh
 
 qemu: deps
 	qemu-device/build.sh >/dev/null
+
+provider: deps
+	guest-provider/build.sh >/dev/null
 
 test: all
 	tests/run unit qtest

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * softhca rdma-core provider: device matching and the user context.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "softhca.h"
+#include "softhca_hw.h"
+
+/*
+ * The kernel module is out of tree, so the kernel reports the device as
+ * RDMA_DRIVER_UNKNOWN and a driver-id entry could never match: libibverbs
+ * matches the ib_device name first, then the PCI modalias of its parent.
+ */
+static const struct verbs_match_ent softhca_match_table[] = {
+	VERBS_NAME_MATCH("softhca", NULL),
+	VERBS_PCI_MATCH(SHCA_PCI_VENDOR_ID, SHCA_PCI_DEVICE_ID, NULL),
+	{}
+};
+
+static void softhca_free_context(struct ibv_context *ibctx);
+
+static const struct verbs_context_ops softhca_ctx_ops = {
+	.alloc_pd = softhca_alloc_pd,
+	.dealloc_pd = softhca_dealloc_pd,
+	.free_context = softhca_free_context,
+	.query_device_ex = softhca_query_device_ex,
+	.query_port = softhca_query_port,
+};
+
+static struct verbs_context *
+softhca_alloc_context(struct ibv_device *ibdev, int cmd_fd, void *private_data)
+{
+	struct softhca_alloc_ucontext_resp resp = {};
+	struct softhca_alloc_ucontext cmd = {};
+	struct softhca_context *ctx;
+	int err;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibvctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	err = ibv_cmd_get_context(&ctx->ibvctx, &cmd.ibv_cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (err) {
+		verbs_err(&ctx->ibvctx, "ibv_cmd_get_context failed: %d\n",
+			  err);
+		goto err_free;
+	}
+
+	ctx->db_size = resp.db_page_size;
+	ctx->db = mmap(NULL, ctx->db_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       cmd_fd, resp.db_mmap_key);
+	if (ctx->db == MAP_FAILED) {
+		err = errno;
+		verbs_err(&ctx->ibvctx, "doorbell page mmap failed: %d\n", err);
+		goto err_free;
+	}
+	verbs_debug(&ctx->ibvctx, "uctx %u, doorbell page of %zu bytes\n",
+		    resp.uctx, ctx->db_size);
+
+	verbs_set_ops(&ctx->ibvctx, &softhca_ctx_ops);
+	return &ctx->ibvctx;
+
+err_free:
+	verbs_uninit_context(&ctx->ibvctx);
+	free(ctx);
+	errno = err;
+	return NULL;
+}
+
+static void softhca_free_context(struct ibv_context *ibctx)
+{
+	struct softhca_context *ctx = to_sctx(ibctx);
+
+	munmap(ctx->db, ctx->db_size);
+	verbs_uninit_context(&ctx->ibvctx);
+	free(ctx);
+}
+
+static struct verbs_device *
+softhca_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	return calloc(1, sizeof(struct verbs_device));
+}
+
+static void softhca_uninit_device(struct verbs_device *vdev)
+{
+	free(vdev);
+}
+
+static const struct verbs_device_ops softhca_dev_ops = {
+	.name = "softhca",
+	.match_min_abi_version = SOFTHCA_UVERBS_ABI_VERSION,
+	.match_max_abi_version = SOFTHCA_UVERBS_ABI_VERSION,
+	.match_table = softhca_match_table,
+	.alloc_device = softhca_alloc_device,
+	.uninit_device = softhca_uninit_device,
+	.alloc_context = softhca_alloc_context,
+};
+
+PROVIDER_DRIVER(softhca, softhca_dev_ops);

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * softhca rdma-core provider: verbs answered by the kernel driver.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "softhca.h"
+
+int softhca_query_device_ex(struct ibv_context *ibctx,
+			    const struct ibv_query_device_ex_input *input,
+			    struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	uint64_t fw_ver;
+	int err;
+
+	err = ibv_cmd_query_device_any(ibctx, input, attr, attr_size, &resp,
+				       &resp_size);
+	if (err)
+		return err;
+
+	/* The kernel's fw_ver is 16-bit major.minor.sub_minor from bit 32. */
+	fw_ver = resp.base.fw_ver;
+	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+		 "%u.%u.%u", (unsigned int)(fw_ver >> 32) & 0xffff,
+		 (unsigned int)(fw_ver >> 16) & 0xffff,
+		 (unsigned int)fw_ver & 0xffff);
+	return 0;
+}
+
+int softhca_query_port(struct ibv_context *ibctx, uint8_t port,
+		       struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd;
+
+	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
+}
+
+struct ibv_pd *softhca_alloc_pd(struct ibv_context *ibctx)
+{
+	struct softhca_alloc_pd_resp resp = {};
+	struct softhca_alloc_pd cmd = {};
+	struct softhca_pd *pd;
+	int err;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+
+	err = ibv_cmd_alloc_pd(ibctx, &pd->ibvpd, &cmd.ibv_cmd, sizeof(cmd),
+			       &resp.ibv_resp, sizeof(resp));
+	if (err) {
+		free(pd);
+		errno = err;
+		return NULL;
+	}
+	pd->pdn = resp.pdn;
+	return &pd->ibvpd;
+}
+
+int softhca_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct softhca_pd *pd = to_spd(ibpd);
+	int err;
+
+	err = ibv_cmd_dealloc_pd(ibpd);
+	if (err)
+		return err;
+	free(pd);
+	return 0;
+}
