@@ -18,7 +18,8 @@ static bool softhca_nic_ring_ok(SofthcaState *s, const SofthcaRing *r)
     return r->log_size >= SHCA_RING_LOG_MIN &&
            r->log_size <= SHCA_NIC_RING_LOG_MAX &&
            QEMU_IS_ALIGNED(r->base, SHCA_NIC_DESC_SIZE) &&
-           softhca_dma_ok(s, r->base, (uint64_t)SHCA_NIC_DESC_SIZE << r->log_size);
+           softhca_dma_ok(s, r->base,
+                          (uint64_t)SHCA_NIC_DESC_SIZE << r->log_size);
 }
 
 static uint64_t softhca_desc_addr(const SofthcaRing *r, uint32_t index)

@@ -79,67 +79,114 @@ static uint32_t softhca_port_status(SofthcaState *s)
     return qemu_get_queue(s->nic)->link_down ? 0 : SHCA_PORT_LINK_UP;
 }
 
-static bool softhca_read_reg(SofthcaState *s, hwaddr addr, uint32_t *val)
+static uint32_t softhca_reg_value(SofthcaState *s, hwaddr addr, bool *known)
 {
     switch (addr) {
-    case SHCA_REG_MAGIC:            *val = SHCA_MAGIC; break;
-    case SHCA_REG_VERSION:          *val = SHCA_VERSION; break;
-    case SHCA_REG_CAPS:             *val = SOFTHCA_CAPS; break;
-    case SHCA_REG_NUM_VECTORS:      *val = s->vectors; break;
-    case SHCA_REG_MAX_QP:           *val = SOFTHCA_MAX_QP; break;
-    case SHCA_REG_MAX_QP_WR:        *val = SOFTHCA_MAX_QP_WR; break;
-    case SHCA_REG_MAX_SGE:          *val = SOFTHCA_MAX_SGE; break;
-    case SHCA_REG_MAX_CQ:           *val = SOFTHCA_MAX_CQ; break;
-    case SHCA_REG_MAX_CQE:          *val = SOFTHCA_MAX_CQE; break;
-    case SHCA_REG_MAX_MR:           *val = SOFTHCA_MAX_MR; break;
-    case SHCA_REG_MAX_PD:           *val = SOFTHCA_MAX_PD; break;
-    case SHCA_REG_MAX_EQ:           *val = SOFTHCA_MAX_EQ; break;
-    case SHCA_REG_MAX_EQE:          *val = SOFTHCA_MAX_EQE; break;
-    case SHCA_REG_MAX_UCTX:         *val = s->db_pages - 1; break;
-    case SHCA_REG_MAX_GID:          *val = SOFTHCA_MAX_GID; break;
-    case SHCA_REG_MAX_INLINE:       *val = SOFTHCA_MAX_INLINE; break;
-    case SHCA_REG_MAX_MSG_SIZE:     *val = SOFTHCA_MAX_MSG_SIZE; break;
-    case SHCA_REG_MAX_QP_RD_ATOM:   *val = SOFTHCA_MAX_QP_RD_ATOM; break;
-    case SHCA_REG_MAX_MR_SIZE_LO:   *val = (uint32_t)SOFTHCA_MAX_MR_SIZE; break;
-    case SHCA_REG_MAX_MR_SIZE_HI:   *val = SOFTHCA_MAX_MR_SIZE >> 32; break;
-    case SHCA_REG_PAGE_SIZE_CAP:    *val = SOFTHCA_PAGE_SIZE_CAP; break;
-    case SHCA_REG_MAX_MTU:          *val = SOFTHCA_MAX_MTU; break;
-    case SHCA_REG_MAX_AQ_LOG:       *val = SOFTHCA_MAX_AQ_LOG; break;
-    case SHCA_REG_CTRL:             *val = s->ctrl; break;
-    case SHCA_REG_STATUS:           *val = s->status; break;
-    case SHCA_REG_FATAL_CODE:       *val = s->fatal_code; break;
-    case SHCA_REG_AQ_BASE_LO:       *val = s->aq_base_reg; break;
-    case SHCA_REG_AQ_BASE_HI:       *val = s->aq_base_reg >> 32; break;
-    case SHCA_REG_ACQ_BASE_LO:      *val = s->acq_base_reg; break;
-    case SHCA_REG_ACQ_BASE_HI:      *val = s->acq_base_reg >> 32; break;
-    case SHCA_REG_AQ_LOG_SIZE:      *val = s->aq_log_reg; break;
-    case SHCA_REG_ACQ_LOG_SIZE:     *val = s->acq_log_reg; break;
-    case SHCA_REG_MAC_LO:           *val = ldl_le_p(s->mac); break;
-    case SHCA_REG_MAC_HI:           *val = lduw_le_p(s->mac + 4); break;
-    case SHCA_REG_PORT_STATUS:      *val = softhca_port_status(s); break;
-    case SHCA_REG_MTU:              *val = s->mtu; break;
-    case SHCA_REG_NIC_CTRL:         *val = s->nic_ctrl; break;
-    case SHCA_REG_NIC_IRQ:          *val = s->nic_irq; break;
-    case SHCA_REG_NIC_TX_BASE_LO:   *val = s->nic_tx.base; break;
-    case SHCA_REG_NIC_TX_BASE_HI:   *val = s->nic_tx.base >> 32; break;
-    case SHCA_REG_NIC_TX_LOG_SIZE:  *val = s->nic_tx.log_size; break;
-    case SHCA_REG_NIC_TX_HEAD:      *val = s->nic_tx.head; break;
-    case SHCA_REG_NIC_RX_BASE_LO:   *val = s->nic_rx.base; break;
-    case SHCA_REG_NIC_RX_BASE_HI:   *val = s->nic_rx.base >> 32; break;
-    case SHCA_REG_NIC_RX_LOG_SIZE:  *val = s->nic_rx.log_size; break;
-    case SHCA_REG_NIC_RX_HEAD:      *val = s->nic_rx.head; break;
+    case SHCA_REG_MAGIC:
+        return SHCA_MAGIC;
+    case SHCA_REG_VERSION:
+        return SHCA_VERSION;
+    case SHCA_REG_CAPS:
+        return SOFTHCA_CAPS;
+    case SHCA_REG_NUM_VECTORS:
+        return s->vectors;
+    case SHCA_REG_MAX_QP:
+        return SOFTHCA_MAX_QP;
+    case SHCA_REG_MAX_QP_WR:
+        return SOFTHCA_MAX_QP_WR;
+    case SHCA_REG_MAX_SGE:
+        return SOFTHCA_MAX_SGE;
+    case SHCA_REG_MAX_CQ:
+        return SOFTHCA_MAX_CQ;
+    case SHCA_REG_MAX_CQE:
+        return SOFTHCA_MAX_CQE;
+    case SHCA_REG_MAX_MR:
+        return SOFTHCA_MAX_MR;
+    case SHCA_REG_MAX_PD:
+        return SOFTHCA_MAX_PD;
+    case SHCA_REG_MAX_EQ:
+        return SOFTHCA_MAX_EQ;
+    case SHCA_REG_MAX_EQE:
+        return SOFTHCA_MAX_EQE;
+    case SHCA_REG_MAX_UCTX:
+        return s->db_pages - 1;
+    case SHCA_REG_MAX_GID:
+        return SOFTHCA_MAX_GID;
+    case SHCA_REG_MAX_INLINE:
+        return SOFTHCA_MAX_INLINE;
+    case SHCA_REG_MAX_MSG_SIZE:
+        return SOFTHCA_MAX_MSG_SIZE;
+    case SHCA_REG_MAX_QP_RD_ATOM:
+        return SOFTHCA_MAX_QP_RD_ATOM;
+    case SHCA_REG_MAX_MR_SIZE_LO:
+        return (uint32_t)SOFTHCA_MAX_MR_SIZE;
+    case SHCA_REG_MAX_MR_SIZE_HI:
+        return SOFTHCA_MAX_MR_SIZE >> 32;
+    case SHCA_REG_PAGE_SIZE_CAP:
+        return SOFTHCA_PAGE_SIZE_CAP;
+    case SHCA_REG_MAX_MTU:
+        return SOFTHCA_MAX_MTU;
+    case SHCA_REG_MAX_AQ_LOG:
+        return SOFTHCA_MAX_AQ_LOG;
+    case SHCA_REG_CTRL:
+        return s->ctrl;
+    case SHCA_REG_STATUS:
+        return s->status;
+    case SHCA_REG_FATAL_CODE:
+        return s->fatal_code;
+    case SHCA_REG_AQ_BASE_LO:
+        return s->aq_base_reg;
+    case SHCA_REG_AQ_BASE_HI:
+        return s->aq_base_reg >> 32;
+    case SHCA_REG_ACQ_BASE_LO:
+        return s->acq_base_reg;
+    case SHCA_REG_ACQ_BASE_HI:
+        return s->acq_base_reg >> 32;
+    case SHCA_REG_AQ_LOG_SIZE:
+        return s->aq_log_reg;
+    case SHCA_REG_ACQ_LOG_SIZE:
+        return s->acq_log_reg;
+    case SHCA_REG_MAC_LO:
+        return ldl_le_p(s->mac);
+    case SHCA_REG_MAC_HI:
+        return lduw_le_p(s->mac + 4);
+    case SHCA_REG_PORT_STATUS:
+        return softhca_port_status(s);
+    case SHCA_REG_MTU:
+        return s->mtu;
+    case SHCA_REG_NIC_CTRL:
+        return s->nic_ctrl;
+    case SHCA_REG_NIC_IRQ:
+        return s->nic_irq;
+    case SHCA_REG_NIC_TX_BASE_LO:
+        return s->nic_tx.base;
+    case SHCA_REG_NIC_TX_BASE_HI:
+        return s->nic_tx.base >> 32;
+    case SHCA_REG_NIC_TX_LOG_SIZE:
+        return s->nic_tx.log_size;
+    case SHCA_REG_NIC_TX_HEAD:
+        return s->nic_tx.head;
+    case SHCA_REG_NIC_RX_BASE_LO:
+        return s->nic_rx.base;
+    case SHCA_REG_NIC_RX_BASE_HI:
+        return s->nic_rx.base >> 32;
+    case SHCA_REG_NIC_RX_LOG_SIZE:
+        return s->nic_rx.log_size;
+    case SHCA_REG_NIC_RX_HEAD:
+        return s->nic_rx.head;
     default:
-        return false;
+        *known = false;
+        return 0;
     }
-    return true;
 }
 
 static uint64_t softhca_regs_read(void *opaque, hwaddr addr, unsigned size)
 {
     SofthcaState *s = opaque;
-    uint32_t val = 0;
+    bool known = true;
+    uint32_t val = softhca_reg_value(s, addr, &known);
 
-    if (!softhca_read_reg(s, addr, &val)) {
+    if (!known) {
         softhca_guest_error(addr, "read of a write-only or unknown register");
     }
     trace_softhca_mmio_read(addr, val);
@@ -160,12 +207,24 @@ static void softhca_set_hi(uint64_t *reg, uint32_t val)
 static void softhca_write_admin_cfg(SofthcaState *s, hwaddr addr, uint32_t val)
 {
     switch (addr) {
-    case SHCA_REG_AQ_BASE_LO:   softhca_set_lo(&s->aq_base_reg, val); break;
-    case SHCA_REG_AQ_BASE_HI:   softhca_set_hi(&s->aq_base_reg, val); break;
-    case SHCA_REG_ACQ_BASE_LO:  softhca_set_lo(&s->acq_base_reg, val); break;
-    case SHCA_REG_ACQ_BASE_HI:  softhca_set_hi(&s->acq_base_reg, val); break;
-    case SHCA_REG_AQ_LOG_SIZE:  s->aq_log_reg = val; break;
-    case SHCA_REG_ACQ_LOG_SIZE: s->acq_log_reg = val; break;
+    case SHCA_REG_AQ_BASE_LO:
+        softhca_set_lo(&s->aq_base_reg, val);
+        break;
+    case SHCA_REG_AQ_BASE_HI:
+        softhca_set_hi(&s->aq_base_reg, val);
+        break;
+    case SHCA_REG_ACQ_BASE_LO:
+        softhca_set_lo(&s->acq_base_reg, val);
+        break;
+    case SHCA_REG_ACQ_BASE_HI:
+        softhca_set_hi(&s->acq_base_reg, val);
+        break;
+    case SHCA_REG_AQ_LOG_SIZE:
+        s->aq_log_reg = val;
+        break;
+    case SHCA_REG_ACQ_LOG_SIZE:
+        s->acq_log_reg = val;
+        break;
     default:
         g_assert_not_reached();
     }

@@ -12,7 +12,8 @@
 
 /* The IP/UDP envelope of a received frame. */
 typedef struct SofthcaUdpFrame {
-    uint8_t src_gid[16];        /* IP addresses as GIDs: IPv4 as ::ffff:a.b.c.d */
+    /* IP addresses as GIDs: IPv4 as ::ffff:a.b.c.d */
+    uint8_t src_gid[16];
     uint8_t dst_gid[16];
     bool ipv6;
     uint16_t src_port;
