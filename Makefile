@@ -7,9 +7,9 @@
 SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
-.PHONY: all deps qemu provider test
+.PHONY: all deps qemu driver provider test clean
 
-all: qemu provider
+all: qemu driver provider
 
 deps:
 	scripts/host-deps.sh
@@ -17,9 +17,15 @@ deps:
 qemu: deps
 	qemu-device/build.sh >/dev/null
 
+driver: deps
+	$(MAKE) -C guest-driver
+
 provider: deps
 	guest-provider/build.sh >/dev/null
 
 test: all
 	tests/run unit qtest
 
+
+clean:
+	$(MAKE) -C guest-driver clean

@@ -85,7 +85,8 @@ void softhca_nic_write_irq(SofthcaState *s, uint32_t val)
 static bool softhca_nic_doorbell_ok(SofthcaState *s, const SofthcaRing *r,
                                     uint32_t en, uint32_t tail)
 {
-    if (!(s->nic_ctrl & en) || tail > softhca_ring_mask(r)) {
+    if (!softhca_ready(s) || !(s->nic_ctrl & en) ||
+        tail > softhca_ring_mask(r)) {
         qemu_log_mask(LOG_GUEST_ERROR,
                       "softhca: bad NIC doorbell %u (ring %s)\n", tail,
                       (s->nic_ctrl & en) ? "enabled" : "disabled");

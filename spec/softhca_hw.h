@@ -111,6 +111,7 @@ enum shca_reg {
 #define SHCA_CAP_ROCE_V2		(1u << 0)
 #define SHCA_CAP_NIC			(1u << 1)
 #define SHCA_CAP_IPV6			(1u << 2)
+#define SHCA_CAP_QP			(1u << 3)	/* QP, CQ, MR commands */
 
 /* CTRL */
 #define SHCA_CTRL_EN			(1u << 0)

@@ -187,6 +187,7 @@ static void test_identity(void)
     g_assert_cmphex(rd(&h, SHCA_REG_VERSION), ==, SHCA_VERSION);
     g_assert_cmphex(rd(&h, SHCA_REG_CAPS) & SHCA_CAP_ROCE_V2, ==,
                     SHCA_CAP_ROCE_V2);
+    g_assert_cmphex(rd(&h, SHCA_REG_CAPS) & SHCA_CAP_QP, ==, 0);   /* 0.2 */
     g_assert_cmpuint(rd(&h, SHCA_REG_NUM_VECTORS), ==, 6);
     g_assert_cmpuint(qpci_msix_table_size(h.dev), ==, 6);
     g_assert_cmpuint(rd(&h, SHCA_REG_MAX_UCTX), ==, 63);

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * softhca: driver for the QEMU RoCEv2 host channel adapter (spec/softhca.md).
+ * Private structures and the interfaces between the driver's files.
+ */
+#ifndef _SOFTHCA_H_
+#define _SOFTHCA_H_
+
+#include <linux/bitops.h>
+#include <linux/completion.h>
+#include <linux/io.h>
+#include <linux/netdevice.h>
+#include <linux/pci.h>
+#include <linux/semaphore.h>
+#include <linux/spinlock.h>
+#include <linux/u64_stats_sync.h>
+
+#include <rdma/ib_verbs.h>
+
+#include "softhca_hw.h"
+
+#define SOFTHCA_DRV_NAME		"softhca"
+
+/* Admin queue geometry: 2^5 commands and completions are plenty. */
+#define SOFTHCA_AQ_LOG_SIZE		5
+#define SOFTHCA_AQ_TIMEOUT_MS		5000
+
+/* The single event queue the driver uses, on the first EQ vector. */
+#define SOFTHCA_EQN			0
+#define SOFTHCA_EQ_VECTOR		SHCA_VEC_FIRST_EQ
+/* 2^8 entries of 16 bytes fill exactly one 4 KiB page. */
+#define SOFTHCA_EQ_LOG_SIZE		8
+
+/* NIC rings: 2^8 descriptors each. */
+#define SOFTHCA_NIC_RING_LOG_SIZE	8
+#define SOFTHCA_NIC_RING_SIZE		BIT(SOFTHCA_NIC_RING_LOG_SIZE)
+/* An RX buffer holds the MTU plus Ethernet header and a VLAN tag. */
+#define SOFTHCA_NIC_RX_OVERHEAD		(ETH_HLEN + VLAN_HLEN)
+#define SOFTHCA_NIC_SPEED		SPEED_10000
+
+#define SOFTHCA_PORT			1
+
+/* Values read once from the identity and limit registers at probe. */
+struct softhca_caps {
+	u32 version;
+	u32 caps;
+	u32 num_vectors;
+	u32 max_qp;
+	u32 max_qp_wr;
+	u32 max_sge;
+	u32 max_cq;
+	u32 max_cqe;
+	u32 max_mr;
+	u32 max_pd;
+	u32 max_eq;
+	u32 max_eqe;
+	u32 max_uctx;
+	u32 max_gid;
+	u32 max_inline;
+	u32 max_msg_size;
+	u32 max_qp_rd_atom;
+	u64 max_mr_size;
+	u32 page_size_cap;
+	u32 max_mtu;
+	u32 max_aq_log;
+};
+
+/* One outstanding admin command, found again by its cmd_id. */
+struct softhca_aq_ctx {
+	struct completion done;
+	u16 cmd_id;
+	u8 status;
+	u32 result;
+	u64 result64;
+};
+
+struct softhca_aq {
+	struct shca_aq_entry *sq;
+	dma_addr_t sq_dma;
+	struct shca_acq_entry *cq;
+	dma_addr_t cq_dma;
+	u32 log_size;		/* of both the AQ and the ACQ */
+	u32 sq_tail;
+	u32 cq_head;
+	u8 cq_phase;
+	/* serializes the AQ tail, the ACQ head and the context table */
+	spinlock_t lock;
+	/* counts free slots: at most min(AQ, ACQ) - 1 outstanding */
+	struct semaphore avail;
+	struct softhca_aq_ctx *ctx;
+	unsigned long *ctx_busy;
+	u32 ctx_count;		/* a power of two above the slot count */
+	u16 cmd_seq;
+	/* a command timed out or the device went fatal: no more commands */
+	bool dead;
+};
+
+struct softhca_eq {
+	struct shca_eqe *ring;
+	dma_addr_t dma;
+	u32 size;
+	u32 ci;
+	u8 phase;
+	u32 eqn;
+};
+
+struct softhca_nic_ring {
+	void *desc;		/* struct shca_nic_txd or shca_nic_rxd array */
+	dma_addr_t desc_dma;
+	struct sk_buff *skb[SOFTHCA_NIC_RING_SIZE];
+	dma_addr_t buf_dma[SOFTHCA_NIC_RING_SIZE];
+	u32 buf_len;		/* RX only */
+	u32 head;		/* next descriptor the driver reclaims */
+	u32 tail;		/* next descriptor the driver posts */
+	struct u64_stats_sync syncp;
+	u64 packets;
+	u64 bytes;
+};
+
+struct softhca_nic {
+	struct net_device *netdev;
+	struct napi_struct napi;
+	struct softhca_nic_ring tx;
+	struct softhca_nic_ring rx;
+};
+
+struct softhca_dev {
+	struct ib_device ibdev;
+	struct pci_dev *pdev;
+	void __iomem *regs;
+	void __iomem *db;	/* doorbell page 0, the kernel's */
+	resource_size_t db_bar_start;
+	resource_size_t db_bar_len;
+	struct softhca_caps caps;
+	struct softhca_aq aq;
+	struct softhca_eq eq;
+	struct softhca_nic *nic;
+	char irq_name[3][32];
+};
+
+/* Private data of the net_device. */
+struct softhca_netdev_priv {
+	struct softhca_dev *sdev;
+	struct softhca_nic nic;
+};
+
+struct softhca_ucontext {
+	struct ib_ucontext ibucontext;
+	u32 uctx;
+	struct rdma_user_mmap_entry *db_entry;
+};
+
+struct softhca_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+/* Core-allocated objects the device cannot create yet (spec §3.1). */
+struct softhca_cq {
+	struct ib_cq ibcq;
+};
+
+struct softhca_qp {
+	struct ib_qp ibqp;
+};
+
+enum softhca_mmap_flag {
+	SOFTHCA_MMAP_IO_NC,	/* device memory, mapped non-cached */
+};
+
+struct softhca_user_mmap_entry {
+	struct rdma_user_mmap_entry rdma_entry;
+	u64 address;
+	u8 mmap_flag;
+};
+
+static inline struct softhca_dev *to_sdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct softhca_dev, ibdev);
+}
+
+static inline struct softhca_ucontext *to_suctx(struct ib_ucontext *ibuctx)
+{
+	return container_of(ibuctx, struct softhca_ucontext, ibucontext);
+}
+
+static inline struct softhca_pd *to_spd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct softhca_pd, ibpd);
+}
+
+static inline struct softhca_user_mmap_entry *
+to_smmap(struct rdma_user_mmap_entry *rdma_entry)
+{
+	return container_of(rdma_entry, struct softhca_user_mmap_entry,
+			    rdma_entry);
+}
+
+static inline u32 softhca_rd32(struct softhca_dev *sdev, u32 reg)
+{
+	return readl(sdev->regs + reg);
+}
+
+static inline void softhca_wr32(struct softhca_dev *sdev, u32 reg, u32 val)
+{
+	writel(val, sdev->regs + reg);
+}
+
+static inline void softhca_wr64(struct softhca_dev *sdev, u32 reg_lo, u64 val)
+{
+	softhca_wr32(sdev, reg_lo, lower_32_bits(val));
+	softhca_wr32(sdev, reg_lo + 4, upper_32_bits(val));
+}
+
+/* softhca_admin.c */
+int softhca_aq_init(struct softhca_dev *sdev);
+void softhca_aq_destroy(struct softhca_dev *sdev);
+int softhca_aq_exec(struct softhca_dev *sdev, struct shca_aq_entry *cmd,
+		    u32 *result);
+
+/* softhca_cmd.c */
+int softhca_cmd_create_eq(struct softhca_dev *sdev, u32 eqn, u16 vector,
+			  u8 log_size, dma_addr_t addr, u8 page_shift);
+int softhca_cmd_destroy_eq(struct softhca_dev *sdev, u32 eqn);
+int softhca_cmd_set_gid(struct softhca_dev *sdev, u32 index, const u8 *gid);
+int softhca_cmd_alloc_pd(struct softhca_dev *sdev, u32 *pdn);
+int softhca_cmd_dealloc_pd(struct softhca_dev *sdev, u32 pdn);
+int softhca_cmd_alloc_uctx(struct softhca_dev *sdev, u32 *uctx);
+int softhca_cmd_dealloc_uctx(struct softhca_dev *sdev, u32 uctx);
+
+/* softhca_eq.c */
+int softhca_eq_init(struct softhca_dev *sdev);
+void softhca_eq_destroy(struct softhca_dev *sdev);
+
+/* softhca_netdev.c */
+int softhca_netdev_init(struct softhca_dev *sdev);
+void softhca_netdev_destroy(struct softhca_dev *sdev);
+void softhca_netdev_link_change(struct softhca_dev *sdev, bool up);
+void softhca_netdev_link_sync(struct softhca_dev *sdev);
+
+/* softhca_verbs.c */
+int softhca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+			 struct ib_udata *udata);
+int softhca_query_port(struct ib_device *ibdev, u32 port,
+		       struct ib_port_attr *attr);
+int softhca_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+		       u16 *pkey);
+int softhca_get_port_immutable(struct ib_device *ibdev, u32 port,
+			       struct ib_port_immutable *immutable);
+enum rdma_link_layer softhca_get_link_layer(struct ib_device *ibdev,
+					    u32 port);
+int softhca_add_gid(const struct ib_gid_attr *attr, void **context);
+int softhca_del_gid(const struct ib_gid_attr *attr, void **context);
+int softhca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata);
+void softhca_dealloc_ucontext(struct ib_ucontext *ibuctx);
+void softhca_disassociate_ucontext(struct ib_ucontext *ibuctx);
+int softhca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma);
+void softhca_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
+int softhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int softhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int softhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		      struct uverbs_attr_bundle *attrs);
+int softhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int softhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int softhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
+		      struct ib_udata *udata);
+int softhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		      int attr_mask, struct ib_udata *udata);
+int softhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int softhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad_wr);
+int softhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
+struct ib_mr *softhca_get_dma_mr(struct ib_pd *ibpd, int access_flags);
+struct ib_mr *softhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				  u64 virt_addr, int access_flags,
+				  struct ib_udata *udata);
+int softhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+#endif /* _SOFTHCA_H_ */

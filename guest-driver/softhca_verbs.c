@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Verbs: device and port queries, GIDs, user contexts with their doorbell
+ * page, protection domains.  Version 0.1 of the device creates no QP, CQ or
+ * MR (spec §3.1); the verbs ib_core requires for them fail with -EOPNOTSUPP.
+ */
+
+#include <linux/if_ether.h>
+#include <linux/overflow.h>
+
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_umem.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "softhca.h"
+#include "softhca-abi.h"
+
+int softhca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+			 struct ib_udata *udata)
+{
+	struct softhca_dev *sdev = to_sdev(ibdev);
+	struct softhca_caps *caps = &sdev->caps;
+	struct pci_dev *pdev = sdev->pdev;
+
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
+		ibdev_dbg(ibdev, "query_device: non-zero request\n");
+		return -EINVAL;
+	}
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = caps->version;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->vendor_id = pdev->vendor;
+	attr->vendor_part_id = pdev->device;
+	attr->hw_ver = pdev->revision;
+	attr->page_size_cap = caps->page_size_cap;
+	attr->max_mr_size = caps->max_mr_size;
+	attr->max_qp = caps->max_qp;
+	attr->max_qp_wr = caps->max_qp_wr;
+	attr->max_send_sge = caps->max_sge;
+	attr->max_recv_sge = caps->max_sge;
+	attr->max_sge_rd = caps->max_sge;
+	attr->max_cq = caps->max_cq;
+	attr->max_cqe = caps->max_cqe;
+	attr->max_mr = caps->max_mr;
+	attr->max_pd = caps->max_pd;
+	attr->max_qp_rd_atom = caps->max_qp_rd_atom;
+	attr->max_qp_init_rd_atom = caps->max_qp_rd_atom;
+	attr->max_pkeys = 1;
+	attr->local_ca_ack_delay = 0;
+	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->max_ah = 0;
+
+	return 0;
+}
+
+int softhca_query_port(struct ib_device *ibdev, u32 port,
+		       struct ib_port_attr *attr)
+{
+	struct softhca_dev *sdev = to_sdev(ibdev);
+	struct net_device *ndev = sdev->nic->netdev;
+	bool active;
+
+	/* The caller zeroes *attr. */
+	active = netif_running(ndev) && netif_carrier_ok(ndev);
+	attr->state = active ? IB_PORT_ACTIVE : IB_PORT_DOWN;
+	attr->phys_state = active ? IB_PORT_PHYS_STATE_LINK_UP :
+				    IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
+	attr->gid_tbl_len = sdev->caps.max_gid;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->ip_gids = true;
+	attr->pkey_tbl_len = 1;
+	attr->max_msg_sz = sdev->caps.max_msg_size;
+	attr->max_vl_num = 1;
+
+	return ib_get_eth_speed(ibdev, port, &attr->active_speed,
+				&attr->active_width);
+}
+
+int softhca_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+		       u16 *pkey)
+{
+	if (index > 0)
+		return -EINVAL;
+
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+int softhca_get_port_immutable(struct ib_device *ibdev, u32 port,
+			       struct ib_port_immutable *immutable)
+{
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->pkey_tbl_len = 1;
+	immutable->gid_tbl_len = to_sdev(ibdev)->caps.max_gid;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+enum rdma_link_layer softhca_get_link_layer(struct ib_device *ibdev, u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+/*
+ * ib_core hands IPv4 GIDs over already in their IPv4-mapped form, which is
+ * the one the device wants; other GIDs need CAPS.IPV6.
+ */
+int softhca_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct softhca_dev *sdev = to_sdev(attr->device);
+	const struct in6_addr *addr = (const struct in6_addr *)attr->gid.raw;
+
+	if (!ipv6_addr_v4mapped(addr) && !(sdev->caps.caps & SHCA_CAP_IPV6)) {
+		ibdev_dbg(&sdev->ibdev, "no IPv6 GIDs: skipping %pI6\n", addr);
+		return -EOPNOTSUPP;
+	}
+
+	return softhca_cmd_set_gid(sdev, attr->index, attr->gid.raw);
+}
+
+int softhca_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return softhca_cmd_set_gid(to_sdev(attr->device), attr->index, NULL);
+}
+
+/* Copy at most the response the caller has room for (spec §11). */
+static int softhca_copy_resp(struct ib_udata *udata, void *resp, size_t len)
+{
+	return ib_copy_to_udata(udata, resp, min(len, udata->outlen));
+}
+
+/* No request carries fields yet: every byte of it must be zero. */
+static bool softhca_udata_req_ok(struct ib_device *ibdev,
+				 struct ib_udata *udata)
+{
+	if (!udata->inlen || ib_is_udata_cleared(udata, 0, udata->inlen))
+		return true;
+
+	ibdev_dbg(ibdev, "non-zero unknown request bytes\n");
+	return false;
+}
+
+static struct rdma_user_mmap_entry *
+softhca_user_mmap_entry_insert(struct ib_ucontext *ibuctx, u64 address,
+			       size_t length, u8 mmap_flag, u64 *offset)
+{
+	struct softhca_user_mmap_entry *entry;
+	int err;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return NULL;
+
+	entry->address = address;
+	entry->mmap_flag = mmap_flag;
+	err = rdma_user_mmap_entry_insert(ibuctx, &entry->rdma_entry, length);
+	if (err) {
+		kfree(entry);
+		return NULL;
+	}
+	*offset = rdma_user_mmap_get_offset(&entry->rdma_entry);
+	return &entry->rdma_entry;
+}
+
+int softhca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
+{
+	struct softhca_ucontext *uctx = to_suctx(ibuctx);
+	struct softhca_dev *sdev = to_sdev(ibuctx->device);
+	struct softhca_ibv_alloc_ucontext_resp resp = {};
+	u64 db_offset;
+	int err;
+
+	if (!softhca_udata_req_ok(&sdev->ibdev, udata))
+		return -EINVAL;
+
+	err = softhca_cmd_alloc_uctx(sdev, &uctx->uctx);
+	if (err) {
+		ibdev_dbg(&sdev->ibdev, "ALLOC_UCTX failed: %d\n", err);
+		return err;
+	}
+
+	/* The device's answer decides which page of BAR2 a process maps. */
+	db_offset = (u64)uctx->uctx << SHCA_DB_PAGE_SHIFT;
+	if (!uctx->uctx || db_offset + SHCA_DB_PAGE_SIZE > sdev->db_bar_len) {
+		ibdev_err_ratelimited(&sdev->ibdev,
+				      "device returned bad uctx %u\n",
+				      uctx->uctx);
+		err = -EIO;
+		goto err_dealloc;
+	}
+
+	uctx->db_entry =
+		softhca_user_mmap_entry_insert(ibuctx,
+					       sdev->db_bar_start + db_offset,
+					       SHCA_DB_PAGE_SIZE,
+					       SOFTHCA_MMAP_IO_NC,
+					       &resp.db_mmap_key);
+	if (!uctx->db_entry) {
+		err = -ENOMEM;
+		goto err_dealloc;
+	}
+
+	resp.uctx = uctx->uctx;
+	resp.db_page_size = SHCA_DB_PAGE_SIZE;
+	resp.max_inline = sdev->caps.max_inline;
+	err = softhca_copy_resp(udata, &resp, sizeof(resp));
+	if (err)
+		goto err_remove;
+
+	return 0;
+
+err_remove:
+	rdma_user_mmap_entry_remove(uctx->db_entry);
+err_dealloc:
+	softhca_cmd_dealloc_uctx(sdev, uctx->uctx);
+	return err;
+}
+
+void softhca_dealloc_ucontext(struct ib_ucontext *ibuctx)
+{
+	struct softhca_ucontext *uctx = to_suctx(ibuctx);
+	struct softhca_dev *sdev = to_sdev(ibuctx->device);
+	int err;
+
+	rdma_user_mmap_entry_remove(uctx->db_entry);
+	err = softhca_cmd_dealloc_uctx(sdev, uctx->uctx);
+	if (err)
+		ibdev_err_ratelimited(&sdev->ibdev,
+				      "DEALLOC_UCTX %u failed: %d\n",
+				      uctx->uctx, err);
+}
+
+/*
+ * On device removal ib_core zaps the doorbell mappings itself and then
+ * calls softhca_dealloc_ucontext(), while the admin queue still runs:
+ * nothing is left to do here, but providing the op lets removal proceed
+ * without waiting for every process to close its context.
+ */
+void softhca_disassociate_ucontext(struct ib_ucontext *ibuctx)
+{
+}
+
+int softhca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *rdma_entry;
+	struct softhca_user_mmap_entry *entry;
+	int err;
+
+	rdma_entry = rdma_user_mmap_entry_get(ibuctx, vma);
+	if (!rdma_entry) {
+		ibdev_dbg(ibuctx->device, "mmap: no entry at pgoff %#lx\n",
+			  vma->vm_pgoff);
+		return -EINVAL;
+	}
+	entry = to_smmap(rdma_entry);
+
+	switch (entry->mmap_flag) {
+	case SOFTHCA_MMAP_IO_NC:
+		err = rdma_user_mmap_io(ibuctx, vma,
+					PFN_DOWN(entry->address),
+					rdma_entry->npages * PAGE_SIZE,
+					pgprot_noncached(vma->vm_page_prot),
+					rdma_entry);
+		break;
+	default:
+		err = -EINVAL;
+		break;
+	}
+
+	rdma_user_mmap_entry_put(rdma_entry);
+	return err;
+}
+
+void softhca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
+{
+	kfree(to_smmap(rdma_entry));
+}
+
+int softhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct softhca_dev *sdev = to_sdev(ibpd->device);
+	struct softhca_ibv_alloc_pd_resp resp = {};
+	struct softhca_pd *pd = to_spd(ibpd);
+	int err;
+
+	if (udata && !softhca_udata_req_ok(&sdev->ibdev, udata))
+		return -EINVAL;
+
+	err = softhca_cmd_alloc_pd(sdev, &pd->pdn);
+	if (err) {
+		ibdev_dbg(&sdev->ibdev, "ALLOC_PD failed: %d\n", err);
+		return err;
+	}
+
+	if (udata) {
+		resp.pdn = pd->pdn;
+		err = softhca_copy_resp(udata, &resp, sizeof(resp));
+		if (err) {
+			softhca_cmd_dealloc_pd(sdev, pd->pdn);
+			return err;
+		}
+	}
+
+	return 0;
+}
+
+/* ib_core cannot undo a failed dealloc: report and forget the PD. */
+int softhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct softhca_dev *sdev = to_sdev(ibpd->device);
+	struct softhca_pd *pd = to_spd(ibpd);
+	int err;
+
+	err = softhca_cmd_dealloc_pd(sdev, pd->pdn);
+	if (err)
+		ibdev_err_ratelimited(&sdev->ibdev,
+				      "DEALLOC_PD %u failed: %d\n", pd->pdn,
+				      err);
+	return 0;
+}
+
+/*
+ * Mandatory for ib_register_device(), not yet implemented by the device:
+ * creation fails, so the other calls never see an object of ours.
+ */
+
+int softhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		      struct uverbs_attr_bundle *attrs)
+{
+	return -EOPNOTSUPP;
+}
+
+int softhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+int softhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	return -EOPNOTSUPP;
+}
+
+int softhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	return -EOPNOTSUPP;
+}
+
+int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
+		      struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+int softhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		      int attr_mask, struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+int softhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+int softhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+int softhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+struct ib_mr *softhca_get_dma_mr(struct ib_pd *ibpd, int access_flags)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+struct ib_mr *softhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				  u64 virt_addr, int access_flags,
+				  struct ib_udata *udata)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+int softhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
