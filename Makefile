@@ -7,9 +7,9 @@
 SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
-.PHONY: all deps qemu driver provider test clean
+.PHONY: all deps qemu driver provider guest-tests image run test clean
 
-all: qemu driver provider
+all: qemu image
 
 deps:
 	scripts/host-deps.sh
@@ -23,9 +23,18 @@ driver: deps
 provider: deps
 	guest-provider/build.sh >/dev/null
 
-test: all
-	tests/run unit qtest
+guest-tests: provider
+	$(MAKE) -C tests/guest
 
+image: driver provider guest-tests
+	images/build.sh
+
+run: all
+	tests/demo
+
+test: all
+	tests/run unit qtest vm
 
 clean:
 	$(MAKE) -C guest-driver clean
+	$(MAKE) -C tests/guest clean

@@ -1,0 +1,352 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Build the guest boot images: $SOFTHCA_CACHE/images/{vmlinuz,initrd.img}.
+#
+#   kernel     linux-image-$GUEST_KVER-unsigned (bookworm-backports), only
+#              the modules the lab needs plus their modules.dep closure;
+#   userspace  Debian 13 (trixie) binaries fetched through a private apt
+#              configuration (never the host's sources), busybox-static;
+#   ours       softhca.ko and the rdma-core provider, when they are built.
+#
+# Downloads are cached; the initrd is rebuilt only when an input changed.
+# Overrides: SOFTHCA_KO, SOFTHCA_PROVIDER (paths of our two components),
+# SOFTHCA_GUEST_TESTS (a folder of test programs for /usr/local/bin).
+set -euo pipefail
+. "$(dirname "$0")/../scripts/common.sh"
+
+# dash is /bin/sh: Debian's busybox ash runs its own applets before $PATH,
+# so `sh -c "ip ..."` would get busybox's ip instead of iproute2's.
+GUEST_DEBS=(libibverbs1 ibverbs-utils ibverbs-providers librdmacm1t64
+	rdmacm-utils perftest iproute2 qemu-guest-agent libgcc-s1 dash)
+RDMA_CORE_DEBS=(libibverbs1 ibverbs-utils ibverbs-providers librdmacm1t64
+	rdmacm-utils)
+# Roots of the module set; their dependencies come from modules.dep.
+# crc32_generic is no dependency but rdma_rxe needs it for the ICRC (it
+# asks the crypto API for "crc32" and fails with ENOENT without it).
+GUEST_MODULES=(virtio_net virtio_rng ib_core ib_uverbs ib_cm iw_cm rdma_cm
+	rdma_ucm rdma_rxe crc32_generic nvme_rdma nvmet_rdma nvme_fabrics nvmet
+	configfs brd)
+# Packages staged whole. Of all other resolved packages (dependencies) only
+# the shared libraries that staged ELF files need are kept: most of them are
+# there for maintainer scripts (adduser, passwd, PAM, debconf, perl).
+FULL_DEBS=("${GUEST_DEBS[@]}" libc6)
+# Files of the staged packages that nobody reads inside the VM.
+DROP_DIRS=(usr/share/doc usr/share/man usr/share/info usr/share/locale
+	usr/share/lintian usr/share/bug usr/share/bash-completion
+	usr/share/zsh usr/share/gdb usr/lib/x86_64-linux-gnu/gconv)
+
+SOFTHCA_KO=${SOFTHCA_KO:-$SOFTHCA_TOP/guest-driver/softhca.ko}
+SOFTHCA_PROVIDER=${SOFTHCA_PROVIDER:-$SOFTHCA_CACHE/build/rdma-core/lib/libsofthca-rdmav34.so}
+SOFTHCA_GUEST_TESTS=${SOFTHCA_GUEST_TESTS:-$SOFTHCA_CACHE/build/guest-tests}
+
+out=$SOFTHCA_CACHE/images
+debs=$SOFTHCA_CACHE/debs
+kroot=$SOFTHCA_CACHE/kernel/$GUEST_KVER
+aptdir=$SOFTHCA_CACHE/apt-trixie
+init_script=$SOFTHCA_TOP/images/init
+
+# --- kernel --------------------------------------------------------------
+
+kernel_deb() {
+	local pattern="$debs/linux-image-$GUEST_KVER-unsigned_*_amd64.deb"
+	if ! compgen -G "$pattern" >/dev/null; then
+		log "downloading linux-image-$GUEST_KVER-unsigned"
+		mkdir -p "$debs"
+		(cd "$debs" && apt-get download -q -o APT::Sandbox::User=root \
+			"linux-image-$GUEST_KVER-unsigned") >&2
+	fi
+	compgen -G "$pattern" | sort -V | tail -n1
+}
+
+# Extract the kernel package once, with modules.dep generated for it (the
+# package leaves that to its postinst).
+extract_kernel() {
+	local deb=$1
+	[ -e "$kroot/.extracted" ] && [ "$(cat "$kroot/.extracted")" = "${deb##*/}" ] && return
+	log "extracting ${deb##*/}"
+	rm -rf "$kroot"
+	mkdir -p "$kroot"
+	dpkg-deb -x "$deb" "$kroot"
+	depmod -b "$kroot" "$GUEST_KVER"
+	echo "${deb##*/}" > "$kroot/.extracted"
+}
+
+# Paths (relative to $kroot) of the wanted modules and everything they need.
+module_closure() {
+	local m
+	for m in "${GUEST_MODULES[@]}"; do
+		modprobe -d "$kroot" -S "$GUEST_KVER" --show-depends "$m" ||
+			die "module $m not found in $GUEST_KVER"
+	done | awk '$1 == "insmod" { print $2 }' | sed "s|^$kroot/||" | sort -u
+}
+
+# --- guest user space from trixie -----------------------------------------
+
+# apt-get with a private configuration: its own sources, lists, cache and an
+# empty dpkg status, so it resolves the full dependency closure for a guest
+# and never touches the host's package state. The host's apt.conf.d is kept
+# on purpose (a proxy configured there still applies).
+apt_trixie() {
+	apt-get -q \
+		-o Dir::Etc::SourceList="$aptdir/sources.list" \
+		-o Dir::Etc::SourceParts="$aptdir/sources.list.d" \
+		-o Dir::Etc::Preferences="$aptdir/preferences" \
+		-o Dir::Etc::PreferencesParts="$aptdir/preferences.d" \
+		-o Dir::State="$aptdir/state" \
+		-o Dir::State::status="$aptdir/status" \
+		-o Dir::Cache="$aptdir/cache" \
+		-o APT::Architecture=amd64 -o APT::Architectures=amd64 \
+		-o APT::Install-Recommends=false -o APT::Install-Suggests=false \
+		-o APT::Sandbox::User=root \
+		"$@"
+}
+
+setup_apt_trixie() {
+	mkdir -p "$aptdir"/{sources.list.d,preferences.d,state/lists/partial,cache/archives/partial}
+	touch "$aptdir/status" "$aptdir/preferences"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(debian_mirror) trixie main" \
+		> "$aptdir/sources.list.new"
+	# A changed mirror or a day-old index triggers an update; otherwise the
+	# cached lists are reused so a rebuild does not depend on the network.
+	if ! cmp -s "$aptdir/sources.list.new" "$aptdir/sources.list" ||
+		[ -z "$(find "$aptdir/state/lists" -name '*_InRelease' -mtime -1)" ]; then
+		mv "$aptdir/sources.list.new" "$aptdir/sources.list"
+		log "updating the trixie package lists"
+		apt_trixie update >&2
+	fi
+	rm -f "$aptdir/sources.list.new"
+}
+
+# Resolve the guest packages into "name version arch" lines.
+resolve_guest_debs() {
+	apt_trixie -s install "${GUEST_DEBS[@]}" |
+		sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) [^[]*\[\([^]]*\)\]).*/\1 \2 \3/p' | sort
+}
+
+check_rdma_core() {
+	local manifest=$1 pkg ver
+	for pkg in "${RDMA_CORE_DEBS[@]}"; do
+		ver=$(awk -v p="$pkg" '$1 == p { print $2 }' "$manifest")
+		case $ver in
+		"$RDMA_CORE_VERSION"-*) ;;
+		*) die "trixie offers $pkg '${ver:-nothing}', need rdma-core $RDMA_CORE_VERSION-*" ;;
+		esac
+	done
+}
+
+# The cached .deb file of a package; apt encodes ':' of an epoch as %3a.
+deb_path() { echo "$aptdir/cache/archives/${1}_${2/:/%3a}_$3.deb"; }
+
+manifest_debs() {
+	local name ver arch
+	while read -r name ver arch; do deb_path "$name" "$ver" "$arch"; done < "$1"
+}
+
+download_guest_debs() {
+	local manifest=$1 f missing=0
+	while read -r f; do [ -e "$f" ] || missing=1; done < <(manifest_debs "$manifest")
+	[ "$missing" = 0 ] && return
+	log "downloading trixie packages"
+	apt_trixie install --download-only -y "${GUEST_DEBS[@]}" >&2
+	while read -r f; do [ -e "$f" ] || die "apt did not fetch $f"; done < <(manifest_debs "$manifest")
+}
+
+# --- staging root ---------------------------------------------------------
+
+# Full packages go to $root, dependencies to $deps (a library quarry).
+stage_debs() {
+	local root=$1 deps=$2 manifest=$3 name ver arch dest d
+	while read -r name ver arch; do
+		dest=$deps
+		[[ " ${FULL_DEBS[*]} " == *" $name "* ]] && dest=$root
+		dpkg-deb -x "$(deb_path "$name" "$ver" "$arch")" "$dest"
+	done < "$manifest"
+	for d in "${DROP_DIRS[@]}"; do rm -rf "${root:?}/$d"; done
+}
+
+# NEEDED sonames of the staged programs and libraries that $root lacks.
+missing_libs() {
+	local root=$1 f lib
+	find "$root/usr/bin" "$root/usr/sbin" "$root/usr/lib/x86_64-linux-gnu" -type f |
+		while read -r f; do readelf -d "$f" 2>/dev/null; done |
+		sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' | sort -u |
+		while read -r lib; do
+			[ -e "$root/usr/lib/x86_64-linux-gnu/$lib" ] || echo "$lib"
+		done
+}
+
+# Copy the needed libraries out of $deps until the closure is complete.
+# The file keeps its real name behind the soname link: `ip` reads libbpf's
+# version from it.
+add_needed_libs() {
+	local root=$1 deps=$2 libdir=$1/usr/lib/x86_64-linux-gnu libs lib src real
+	while libs=$(missing_libs "$root") && [ -n "$libs" ]; do
+		for lib in $libs; do
+			src=$(find "$deps" -name "$lib" -print -quit)
+			[ -n "$src" ] || die "no guest package provides $lib"
+			real=$(readlink -f "$src")
+			cp "$real" "$libdir/${real##*/}"
+			[ "${real##*/}" = "$lib" ] || ln -s "${real##*/}" "$libdir/$lib"
+		done
+	done
+}
+
+# trixie is merged-/usr but the symlinks /bin -> usr/bin ... belong to
+# base-files, which a guest needs for nothing else: fold stray top-level
+# directories into /usr and create the links.
+merge_usr() {
+	local root=$1 d
+	for d in bin sbin lib lib64; do
+		mkdir -p "$root/usr/$d"
+		if [ -d "$root/$d" ] && [ ! -L "$root/$d" ]; then
+			cp -a "$root/$d/." "$root/usr/$d/"
+			rm -rf "${root:?}/$d"
+		fi
+		ln -sfn "usr/$d" "$root/$d"
+	done
+}
+
+# Busybox applets fill in only what the packages do not provide (the real
+# iproute2 `ip` must win over busybox's).
+stage_busybox() {
+	local root=$1 applet name
+	install -m 0755 /bin/busybox "$root/usr/bin/busybox"
+	ln -sfn dash "$root/usr/bin/sh"
+	for applet in $(/bin/busybox --list-full); do
+		name=${applet##*/}
+		[ "$name" = linuxrc ] && continue
+		[ -e "$root/usr/bin/$name" ] || [ -e "$root/usr/sbin/$name" ] && continue
+		case $applet in
+		sbin/* | usr/sbin/*) ln -s ../bin/busybox "$root/usr/sbin/$name" ;;
+		*) ln -s busybox "$root/usr/bin/$name" ;;
+		esac
+	done
+}
+
+# Modules are stored uncompressed: busybox modprobe does not read .ko.xz,
+# and the initrd is compressed as a whole anyway.
+stage_modules() {
+	local root=$1 mdir=$1/usr/lib/modules/$GUEST_KVER rel f
+	mkdir -p "$mdir"
+	while read -r rel; do
+		mkdir -p "$root/usr/${rel%/*}"
+		cp "$kroot/$rel" "$root/usr/$rel"
+	done < <(module_closure)
+	find "$mdir" -name '*.ko.xz' -exec xz -d {} +
+	for f in modules.builtin modules.builtin.modinfo modules.order; do
+		cp "$kroot/lib/modules/$GUEST_KVER/$f" "$mdir/"
+	done
+	if [ -e "$SOFTHCA_KO" ]; then
+		mkdir -p "$mdir/extra"
+		# Debug info stays in the host's copy (for decoding oopses).
+		strip --strip-debug -o "$mdir/extra/softhca.ko" "$SOFTHCA_KO"
+	fi
+	depmod -b "$root" "$GUEST_KVER"
+}
+
+stage_provider() {
+	local root=$1
+	[ -e "$SOFTHCA_PROVIDER" ] || return 0
+	install -m 0644 "$SOFTHCA_PROVIDER" \
+		"$root/usr/lib/x86_64-linux-gnu/libibverbs/libsofthca-rdmav34.so"
+	echo "driver softhca" > "$root/etc/libibverbs.d/softhca.driver"
+}
+
+# tests/guest's programs, built by tests/guest/Makefile.
+stage_guest_tests() {
+	local root=$1 f
+	mkdir -p "$root/usr/local/bin"
+	for f in "$SOFTHCA_GUEST_TESTS"/*; do
+		[ -f "$f" ] && install -m 0755 "$f" "$root/usr/local/bin/"
+	done
+	return 0
+}
+
+stage_skeleton() {
+	local root=$1
+	mkdir -p "$root"/{proc,sys,dev,run,tmp,root,mnt,etc,var/lib}
+	ln -sfn ../run "$root/var/run"
+	echo "root:x:0:0:root:/root:/bin/sh" > "$root/etc/passwd"
+	echo "root:x:0:" > "$root/etc/group"
+	printf '127.0.0.1 localhost\n::1 localhost\n' > "$root/etc/hosts"
+	echo "include /etc/ld.so.conf.d/*.conf" > "$root/etc/ld.so.conf"
+	install -m 0755 "$init_script" "$root/init"
+}
+
+# A byte-identical archive for identical inputs: fixed mtimes, sorted
+# names, owner root, no inode numbers. zstd -10: smaller than gzip -9 and
+# five times faster to make (the kernel has RD_ZSTD).
+pack_initrd() {
+	local root=$1 dest=$2
+	find "$root" -exec touch -h -d @0 {} +
+	(cd "$root" && find . -mindepth 1 | LC_ALL=C sort |
+		cpio -o -H newc -R 0:0 --reproducible --quiet) | zstd -q -10 > "$dest"
+}
+
+# --- main -----------------------------------------------------------------
+
+file_hash() { if [ -e "$1" ]; then sha256sum < "$1"; else echo "absent"; fi; }
+
+inputs_digest() {
+	local kdeb=$1 manifest=$2
+	{
+		echo "${kdeb##*/}"
+		printf '%s\n' "${GUEST_MODULES[@]}" "${DROP_DIRS[@]}"
+		cat "$manifest"
+		file_hash "$0"
+		file_hash "$init_script"
+		file_hash /bin/busybox
+		file_hash "$SOFTHCA_KO"
+		file_hash "$SOFTHCA_PROVIDER"
+		cat "$SOFTHCA_GUEST_TESTS"/* 2>/dev/null | sha256sum
+	} | sha256sum | cut -d' ' -f1
+}
+
+main() {
+	local kdeb manifest digest start=$SECONDS
+	[ "$(id -u)" = 0 ] || die "run as root (depmod on the staged tree, apt cache)"
+	mkdir -p "$out"
+	# Several engineers rebuild the image: one build at a time.
+	exec 9> "$SOFTHCA_CACHE/images.lock"
+	flock 9
+	kdeb=$(kernel_deb)
+	extract_kernel "$kdeb"
+
+	setup_apt_trixie
+	manifest=$out/packages.txt
+	resolve_guest_debs > "$manifest.new"
+	[ -s "$manifest.new" ] || die "apt resolved no packages for the guest"
+	mv "$manifest.new" "$manifest"
+	check_rdma_core "$manifest"
+	download_guest_debs "$manifest"
+
+	cmp -s "$kroot/boot/vmlinuz-$GUEST_KVER" "$out/vmlinuz" ||
+		cp "$kroot/boot/vmlinuz-$GUEST_KVER" "$out/vmlinuz"
+
+	digest=$(inputs_digest "$kdeb" "$manifest")
+	if [ -e "$out/initrd.img" ] && [ "$(cat "$out/initrd.digest" 2>/dev/null)" = "$digest" ]; then
+		log "initrd.img is up to date"
+		return
+	fi
+	tmp=$(mktemp -d "$SOFTHCA_CACHE/stage.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	stage=$tmp/root
+	mkdir "$stage" "$tmp/deps"
+	stage_debs "$stage" "$tmp/deps" "$manifest"
+	merge_usr "$stage"
+	add_needed_libs "$stage" "$tmp/deps"
+	stage_busybox "$stage"
+	stage_modules "$stage"
+	stage_provider "$stage"
+	stage_guest_tests "$stage"
+	stage_skeleton "$stage"
+	ldconfig -r "$stage"
+	pack_initrd "$stage" "$out/initrd.img.new"
+	mv "$out/initrd.img.new" "$out/initrd.img"
+	echo "$digest" > "$out/initrd.digest"
+	log "initrd.img: $(du -h "$out/initrd.img" | cut -f1) ($(wc -l < "$manifest") packages," \
+		"softhca.ko $([ -e "$SOFTHCA_KO" ] && echo in || echo absent)," \
+		"provider $([ -e "$SOFTHCA_PROVIDER" ] && echo in || echo absent)) in $((SECONDS - start)) s"
+}
+
+main "$@"

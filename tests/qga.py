@@ -1,0 +1,159 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Minimal QEMU guest agent client (stdlib only).
+
+  qga.py SOCKET ping [--timeout S]          exit 0 once the agent answers
+  qga.py SOCKET exec [-b] -- CMD [ARG...]   run CMD in the guest
+
+exec copies the command's stdout/stderr to ours and exits with its status
+(128+N if killed by signal N); with -b it starts CMD and returns at once.
+
+Every request uses its own short connection: QEMU's chardev accepts one
+client at a time, so holding the socket while a long command runs would
+block every other client of the same guest.
+"""
+import argparse
+import base64
+import json
+import random
+import socket
+import sys
+import time
+
+DELIMITER = b"\xff"
+
+
+class QgaError(Exception):
+    pass
+
+
+class Agent:
+    def __init__(self, path, timeout):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.buf = b""
+        self._sync()
+
+    def close(self):
+        self.sock.close()
+
+    def _read_more(self):
+        data = self.sock.recv(65536)
+        if not data:
+            raise QgaError("agent socket closed")
+        self.buf += data
+
+    def _read_message(self):
+        """One JSON object from the stream."""
+        decoder = json.JSONDecoder()
+        while True:
+            text = self.buf.lstrip(b" \r\n\t").decode("utf-8", "replace")
+            if text:
+                try:
+                    obj, end = decoder.raw_decode(text)
+                    self.buf = text[end:].encode()
+                    return obj
+                except json.JSONDecodeError:
+                    pass
+            self._read_more()
+
+    def _sync(self):
+        # A leading 0xff resets the agent's parser; its answer to
+        # guest-sync-delimited starts with 0xff, so whatever a previous
+        # client left unread in the channel is skipped up to it.
+        token = random.randrange(1, 2**31)
+        self.sock.sendall(DELIMITER + self._encode("guest-sync-delimited", {"id": token}))
+        while True:
+            while DELIMITER not in self.buf:
+                self.buf = b""
+                self._read_more()
+            self.buf = self.buf[self.buf.index(DELIMITER) + 1:]
+            if self._read_message().get("return") == token:
+                return
+
+    @staticmethod
+    def _encode(command, arguments=None):
+        msg = {"execute": command}
+        if arguments is not None:
+            msg["arguments"] = arguments
+        return json.dumps(msg).encode()
+
+    def call(self, command, arguments=None):
+        self.sock.sendall(self._encode(command, arguments))
+        reply = self._read_message()
+        if "error" in reply:
+            raise QgaError(reply["error"].get("desc", str(reply["error"])))
+        return reply["return"]
+
+
+def call(path, timeout, command, arguments=None):
+    agent = Agent(path, timeout)
+    try:
+        return agent.call(command, arguments)
+    finally:
+        agent.close()
+
+
+def ping(path, timeout):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            call(path, 2, "guest-ping")
+            return 0
+        except (OSError, QgaError):
+            if time.monotonic() > deadline:
+                return 1
+            time.sleep(0.5)
+
+
+def run(path, timeout, argv, background):
+    pid = call(path, timeout, "guest-exec", {
+        "path": argv[0], "arg": argv[1:], "capture-output": not background,
+    })["pid"]
+    if background:
+        return 0
+    delay = 0.02
+    while True:
+        status = call(path, timeout, "guest-exec-status", {"pid": pid})
+        if status["exited"]:
+            break
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
+    for key, stream in (("out-data", sys.stdout), ("err-data", sys.stderr)):
+        stream.flush()
+        stream.buffer.write(base64.b64decode(status.get(key, "")))
+        stream.flush()
+    if status.get("out-truncated") or status.get("err-truncated"):
+        print("qga: output truncated by the guest agent", file=sys.stderr)
+    if "signal" in status:
+        return 128 + status["signal"]
+    return status.get("exitcode", 1)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("socket")
+    parser.add_argument("--timeout", type=float, default=10,
+                        help="seconds per agent request (ping: in total)")
+    sub = parser.add_subparsers(dest="action", required=True)
+    sub.add_parser("ping")
+    ex = sub.add_parser("exec")
+    ex.add_argument("-b", dest="background", action="store_true")
+    ex.add_argument("argv", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+
+    if args.action == "ping":
+        return ping(args.socket, args.timeout)
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        parser.error("exec needs a command")
+    try:
+        return run(args.socket, args.timeout, argv, args.background)
+    except (OSError, QgaError) as e:
+        print(f"qga: {args.socket}: {e}", file=sys.stderr)
+        return 125
+
+
+if __name__ == "__main__":
+    sys.exit(main())
