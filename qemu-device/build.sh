@@ -112,7 +112,7 @@ opts=(
 	--target-list=x86_64-softmmu
 	--without-default-features --without-default-devices
 	--with-devices-x86_64=softhca
-	--enable-tcg --enable-slirp
+	--enable-tcg --enable-kvm --enable-slirp
 	--enable-trace-backends=log	# `-trace softhca_*` prints to stderr
 	--disable-docs --disable-download --disable-install-blobs
 )
