@@ -44,25 +44,28 @@ bool softhca_dma_ok(SofthcaState *s, uint64_t addr, uint64_t len)
     return true;
 }
 
-bool softhca_dma_read(SofthcaState *s, uint64_t addr, void *buf, size_t len)
+static bool softhca_dma_rw(SofthcaState *s, uint64_t addr, void *buf,
+                           size_t len, DMADirection dir)
 {
     if (!softhca_dma_ok(s, addr, len) ||
-        pci_dma_read(PCI_DEVICE(s), addr, buf, len) != MEMTX_OK) {
-        trace_softhca_err_dma("read", addr, len);
+        pci_dma_rw(PCI_DEVICE(s), addr, buf, len, dir,
+                   MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+        trace_softhca_err_dma(dir == DMA_DIRECTION_TO_DEVICE ? "read" : "write",
+                              addr, len);
         return false;
     }
     return true;
 }
 
+bool softhca_dma_read(SofthcaState *s, uint64_t addr, void *buf, size_t len)
+{
+    return softhca_dma_rw(s, addr, buf, len, DMA_DIRECTION_TO_DEVICE);
+}
+
 bool softhca_dma_write(SofthcaState *s, uint64_t addr, const void *buf,
                        size_t len)
 {
-    if (!softhca_dma_ok(s, addr, len) ||
-        pci_dma_write(PCI_DEVICE(s), addr, buf, len) != MEMTX_OK) {
-        trace_softhca_err_dma("write", addr, len);
-        return false;
-    }
-    return true;
+    return softhca_dma_rw(s, addr, (void *)buf, len, DMA_DIRECTION_FROM_DEVICE);
 }
 
 /*
