@@ -25,4 +25,38 @@ struct softhca_ibv_alloc_pd_resp {
 	__u32 pdn;
 };
 
+/*
+ * CQ and QP rings live in the process's memory: the provider allocates
+ * them (page aligned, sizes in entries a power of 2) and the driver pins
+ * them and describes their pages to the device.
+ */
+struct softhca_ibv_create_cq {
+	__u32 comp_mask;
+	__u32 log_size;		/* 2^log_size CQEs */
+	__aligned_u64 buf_addr;	/* CQE ring, then struct shca_cq_record */
+	__aligned_u64 buf_size;
+};
+
+struct softhca_ibv_create_cq_resp {
+	__u32 comp_mask;
+	__u32 cqn;
+};
+
+struct softhca_ibv_create_qp {
+	__u32 comp_mask;
+	__u8 sq_log_size;
+	__u8 sq_wqe_shift;
+	__u8 rq_log_size;
+	__u8 rq_wqe_shift;
+	__aligned_u64 sq_buf_addr;
+	__aligned_u64 sq_buf_size;
+	__aligned_u64 rq_buf_addr;
+	__aligned_u64 rq_buf_size;
+};
+
+struct softhca_ibv_create_qp_resp {
+	__u32 comp_mask;
+	__u32 qpn;
+};
+
 #endif /* SOFTHCA_ABI_USER_H */

@@ -192,6 +192,16 @@ enum shca_aq_opcode {
 	SHCA_AQ_DEALLOC_PD		= 0x05,
 	SHCA_AQ_ALLOC_UCTX		= 0x06,
 	SHCA_AQ_DEALLOC_UCTX		= 0x07,
+	/* CAPS.QP (spec §13) */
+	SHCA_AQ_CREATE_CQ		= 0x08,
+	SHCA_AQ_DESTROY_CQ		= 0x09,
+	SHCA_AQ_CREATE_QP		= 0x0a,
+	SHCA_AQ_MODIFY_QP		= 0x0b,
+	SHCA_AQ_QUERY_QP		= 0x0c,
+	SHCA_AQ_DESTROY_QP		= 0x0d,
+	SHCA_AQ_REG_MR			= 0x0e,
+	SHCA_AQ_DEREG_MR		= 0x0f,
+	SHCA_AQ_QUERY_STATS		= 0x10,
 };
 
 enum shca_aq_status {
@@ -224,6 +234,135 @@ struct shca_aq_set_gid {
 	uint8_t gid[16];	/* IPv4 as ::ffff:a.b.c.d */
 };
 
+/* A buffer described by a two-level list: addr lists list pages. */
+#define SHCA_BUF_LIST2			(1u << 1)
+
+struct shca_aq_create_cq {
+	shca_le32 uctx;		/* owning user context, 0 for the kernel */
+	shca_le32 eqn;		/* EQ for completion events */
+	uint8_t log_size;	/* 2^log_size CQEs */
+	uint8_t rsvd[7];
+	struct shca_buf_desc buf;	/* CQE ring, then struct shca_cq_record */
+};
+
+enum shca_qp_type {
+	SHCA_QPT_RC			= 0x02,
+	SHCA_QPT_UC			= 0x03,
+	SHCA_QPT_UD			= 0x04,
+	SHCA_QPT_GSI			= 0x05,
+};
+
+struct shca_aq_create_qp {
+	shca_le32 uctx;
+	shca_le32 pdn;
+	shca_le32 send_cqn;
+	shca_le32 recv_cqn;
+	uint8_t type;		/* enum shca_qp_type */
+	uint8_t sq_log_size;
+	uint8_t sq_wqe_shift;	/* SQ WQE stride, 2^shift bytes */
+	uint8_t rq_log_size;
+	uint8_t rq_wqe_shift;
+	uint8_t rsvd[3];
+	struct shca_buf_desc sq;
+	struct shca_buf_desc rq;
+};
+
+/* MODIFY_QP and QUERY_QP move a struct shca_qp_attr through guest memory. */
+struct shca_aq_qp_attr {
+	shca_le32 qpn;
+	shca_le32 attr_mask;	/* SHCA_QP_ATTR_*, MODIFY_QP only */
+	shca_le64 attr_addr;	/* 64-byte aligned struct shca_qp_attr */
+};
+
+#define SHCA_QP_ATTR_STATE		(1u << 0)
+#define SHCA_QP_ATTR_ACCESS		(1u << 1)
+#define SHCA_QP_ATTR_PATH_MTU		(1u << 2)
+#define SHCA_QP_ATTR_AV			(1u << 3)
+#define SHCA_QP_ATTR_TIMEOUT		(1u << 4)
+#define SHCA_QP_ATTR_RETRY_CNT		(1u << 5)
+#define SHCA_QP_ATTR_RNR_RETRY		(1u << 6)
+#define SHCA_QP_ATTR_MIN_RNR_TIMER	(1u << 7)
+#define SHCA_QP_ATTR_RQ_PSN		(1u << 8)
+#define SHCA_QP_ATTR_SQ_PSN		(1u << 9)
+#define SHCA_QP_ATTR_MAX_RD_ATOMIC	(1u << 10)
+#define SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC	(1u << 11)
+#define SHCA_QP_ATTR_DEST_QPN		(1u << 12)
+#define SHCA_QP_ATTR_QKEY		(1u << 13)
+
+enum shca_qp_state {
+	SHCA_QPS_RESET			= 0,
+	SHCA_QPS_INIT			= 1,
+	SHCA_QPS_RTR			= 2,
+	SHCA_QPS_RTS			= 3,
+	SHCA_QPS_SQD			= 4,
+	SHCA_QPS_SQE			= 5,
+	SHCA_QPS_ERR			= 6,
+};
+
+struct shca_qp_attr {
+	uint8_t state;		/* enum shca_qp_state */
+	uint8_t path_mtu;	/* IBA encoding: 1 = 256 .. 5 = 4096 */
+	uint8_t timeout;	/* 4.096 us * 2^timeout; 0 = infinite */
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;	/* 7 = infinite */
+	uint8_t min_rnr_timer;	/* IBA encoding */
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	shca_le32 dest_qpn;
+	shca_le32 rq_psn;
+	shca_le32 sq_psn;
+	shca_le32 qkey;
+	shca_le32 access;	/* SHCA_ACCESS_REMOTE_* */
+	shca_le32 rsvd0;
+	/* address vector (SHCA_QP_ATTR_AV) */
+	uint8_t dgid[16];
+	uint8_t dmac[6];
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	shca_le32 flow_label;
+	shca_le16 sgid_index;
+	shca_le16 udp_sport;	/* 0: the device chooses */
+};
+
+#define SHCA_ACCESS_LOCAL_WRITE		(1u << 0)
+#define SHCA_ACCESS_REMOTE_WRITE	(1u << 1)
+#define SHCA_ACCESS_REMOTE_READ		(1u << 2)
+#define SHCA_ACCESS_REMOTE_ATOMIC	(1u << 3)
+#define SHCA_ACCESS_PHYS		(1u << 8)	/* DMA MR: no pages */
+
+struct shca_aq_reg_mr {
+	shca_le32 pdn;
+	shca_le32 access;	/* SHCA_ACCESS_* */
+	shca_le64 iova;
+	shca_le64 length;
+	shca_le32 first_offset;	/* of iova in the first page */
+	shca_le32 rsvd;
+	struct shca_buf_desc pages;
+};
+
+struct shca_aq_query_stats {
+	shca_le64 addr;		/* SHCA_STAT_COUNT le64 counters */
+};
+
+/* Device counters, in QUERY_STATS order. */
+enum shca_stat {
+	SHCA_STAT_TX_PACKETS,
+	SHCA_STAT_RX_PACKETS,
+	SHCA_STAT_RX_DROPPED,		/* malformed, bad ICRC, unknown QP */
+	SHCA_STAT_RETRANSMITS,
+	SHCA_STAT_TIMEOUTS,
+	SHCA_STAT_NAKS_SENT,
+	SHCA_STAT_NAKS_RECEIVED,
+	SHCA_STAT_RNR_NAKS_SENT,
+	SHCA_STAT_RNR_NAKS_RECEIVED,
+	SHCA_STAT_DUPLICATES,
+	SHCA_STAT_SEQ_ERRORS,
+	SHCA_STAT_FAULT_DROPPED,	/* fault injection */
+	SHCA_STAT_FAULT_DUPLICATED,
+	SHCA_STAT_FAULT_REORDERED,
+	SHCA_STAT_COUNT
+};
+
 #define SHCA_AQ_ENTRY_SIZE		64
 #define SHCA_AQ_PAYLOAD_SIZE		56
 
@@ -236,6 +375,11 @@ struct shca_aq_entry {
 		struct shca_aq_create_eq create_eq;
 		struct shca_aq_handle handle;
 		struct shca_aq_set_gid set_gid;
+		struct shca_aq_create_cq create_cq;
+		struct shca_aq_create_qp create_qp;
+		struct shca_aq_qp_attr qp_attr;
+		struct shca_aq_reg_mr reg_mr;
+		struct shca_aq_query_stats query_stats;
 		uint8_t raw[SHCA_AQ_PAYLOAD_SIZE];
 	};
 };
@@ -251,6 +395,13 @@ struct shca_acq_entry {
 /* Event queues */
 enum shca_eqe_type {
 	SHCA_EQE_PORT_CHANGE		= 0x01,	/* obj = port number (1) */
+	SHCA_EQE_COMPLETION		= 0x02,	/* obj = cqn */
+	SHCA_EQE_CQ_ERROR		= 0x03,	/* obj = cqn: overrun */
+	SHCA_EQE_QP_FATAL		= 0x04,	/* obj = qpn, data = why */
+	SHCA_EQE_QP_REQ_ERR		= 0x05,	/* obj = qpn */
+	SHCA_EQE_QP_ACCESS_ERR		= 0x06,	/* obj = qpn */
+	SHCA_EQE_COMM_EST		= 0x07,	/* obj = qpn */
+	SHCA_EQE_SQ_DRAINED		= 0x08,	/* obj = qpn */
 };
 
 struct shca_eqe {
@@ -285,12 +436,137 @@ struct shca_nic_rxd {
 #define SHCA_NIC_DESC_SIZE		16
 #define SHCA_NIC_FRAME_MAX		9018	/* 9000 MTU + 14 + VLAN tag */
 
+/*
+ * Doorbell pages (BAR2, spec §14): one 4 KiB page per user context, page 0
+ * for the kernel.  Queue numbers in doorbells are 16 bits (MAX_QP and
+ * MAX_CQ are below 65536); producer indexes are free-running 16-bit counts.
+ */
+#define SHCA_DB_SQ			0x000	/* (pi << 16) | qpn */
+#define SHCA_DB_RQ			0x004	/* (pi << 16) | qpn */
+#define SHCA_DB_CQ			0x008	/* cqn | SHCA_DB_CQ_ARM* */
+#define SHCA_DB_CQ_ARM			(1u << 31)
+#define SHCA_DB_CQ_SOLICITED		(1u << 30)	/* with ARM */
+#define SHCA_DB_QN_MASK			0xffffu
+
+/* Work queue entries (spec §15) */
+enum shca_wr_opcode {
+	SHCA_WR_SEND			= 0x00,
+	SHCA_WR_SEND_IMM		= 0x01,
+	SHCA_WR_SEND_INV		= 0x02,
+	SHCA_WR_RDMA_WRITE		= 0x03,
+	SHCA_WR_RDMA_WRITE_IMM		= 0x04,
+	SHCA_WR_RDMA_READ		= 0x05,
+	SHCA_WR_ATOMIC_CMP_SWP		= 0x06,
+	SHCA_WR_ATOMIC_FETCH_ADD	= 0x07,
+};
+
+#define SHCA_WQE_SIGNALED		(1u << 0)
+#define SHCA_WQE_SOLICITED		(1u << 1)
+#define SHCA_WQE_FENCE			(1u << 2)
+#define SHCA_WQE_INLINE			(1u << 3)
+
+struct shca_sge {
+	shca_le64 addr;
+	shca_le32 length;
+	shca_le32 lkey;
+};
+
+struct shca_send_wqe {
+	shca_le64 wr_id;
+	uint8_t opcode;		/* enum shca_wr_opcode */
+	uint8_t flags;		/* SHCA_WQE_* */
+	uint8_t num_sge;
+	uint8_t rsvd0;
+	shca_le32 imm;		/* immediate data as on the wire, or rkey */
+	shca_le64 remote_addr;
+	shca_le32 rkey;
+	shca_le32 inline_len;	/* with SHCA_WQE_INLINE */
+	shca_le64 compare_add;
+	shca_le64 swap;
+	shca_le32 remote_qpn;	/* UD */
+	shca_le32 remote_qkey;	/* UD */
+	shca_le32 ah;		/* UD */
+	shca_le32 rsvd1;
+	/* then num_sge struct shca_sge, or inline_len bytes of data */
+};
+
+struct shca_recv_wqe {
+	shca_le64 wr_id;
+	uint8_t num_sge;
+	uint8_t rsvd[7];
+	/* then num_sge struct shca_sge */
+};
+
+/* Completion queue entries: status and opcode follow IBA's numbering. */
+enum shca_cqe_status {
+	SHCA_CQE_SUCCESS		= 0,
+	SHCA_CQE_LOC_LEN_ERR		= 1,
+	SHCA_CQE_LOC_QP_OP_ERR		= 2,
+	SHCA_CQE_LOC_PROT_ERR		= 4,
+	SHCA_CQE_WR_FLUSH_ERR		= 5,
+	SHCA_CQE_BAD_RESP_ERR		= 7,
+	SHCA_CQE_LOC_ACCESS_ERR		= 8,
+	SHCA_CQE_REM_INV_REQ_ERR	= 9,
+	SHCA_CQE_REM_ACCESS_ERR		= 10,
+	SHCA_CQE_REM_OP_ERR		= 11,
+	SHCA_CQE_RETRY_EXC_ERR		= 12,
+	SHCA_CQE_RNR_RETRY_EXC_ERR	= 13,
+	SHCA_CQE_GENERAL_ERR		= 21,
+};
+
+enum shca_cqe_opcode {
+	SHCA_CQE_OP_SEND		= 0x00,
+	SHCA_CQE_OP_RDMA_WRITE		= 0x01,
+	SHCA_CQE_OP_RDMA_READ		= 0x02,
+	SHCA_CQE_OP_COMP_SWAP		= 0x03,
+	SHCA_CQE_OP_FETCH_ADD		= 0x04,
+	SHCA_CQE_OP_RECV		= 0x80,
+	SHCA_CQE_OP_RECV_RDMA_IMM	= 0x81,
+};
+
+#define SHCA_CQE_WITH_IMM		(1u << 0)
+#define SHCA_CQE_WITH_INV		(1u << 1)
+#define SHCA_CQE_GRH			(1u << 2)
+
+struct shca_cqe {
+	shca_le64 wr_id;
+	shca_le32 byte_len;
+	shca_le32 imm;		/* immediate data as on the wire, or rkey */
+	shca_le32 qpn;
+	shca_le32 src_qp;	/* UD */
+	shca_le16 wqe_index;	/* of the WQE this completes, in its ring */
+	uint8_t status;		/* enum shca_cqe_status */
+	uint8_t opcode;		/* enum shca_cqe_opcode */
+	uint8_t flags;		/* SHCA_CQE_* */
+	uint8_t vendor_err;
+	uint8_t rsvd;
+	uint8_t phase;
+};
+
+#define SHCA_CQE_SIZE			32
+
+/* After the CQE ring: the consumer's count, read by the device (§13.1). */
+struct shca_cq_record {
+	shca_le32 ci;		/* CQEs consumed, free-running */
+	shca_le32 rsvd;
+};
+
 /* RoCEv2 */
 #define SHCA_ROCE_UDP_PORT		4791
 
 _Static_assert(sizeof(struct shca_buf_desc) == 16, "shca_buf_desc");
 _Static_assert(sizeof(struct shca_aq_create_eq) == 24, "shca_aq_create_eq");
 _Static_assert(sizeof(struct shca_aq_set_gid) == 24, "shca_aq_set_gid");
+_Static_assert(sizeof(struct shca_aq_create_cq) == 32, "shca_aq_create_cq");
+_Static_assert(sizeof(struct shca_aq_create_qp) == 56, "shca_aq_create_qp");
+_Static_assert(sizeof(struct shca_aq_qp_attr) == 16, "shca_aq_qp_attr");
+_Static_assert(sizeof(struct shca_qp_attr) == 64, "shca_qp_attr");
+_Static_assert(sizeof(struct shca_aq_reg_mr) == 48, "shca_aq_reg_mr");
+_Static_assert(sizeof(struct shca_sge) == 16, "shca_sge");
+_Static_assert(sizeof(struct shca_send_wqe) == 64, "shca_send_wqe");
+_Static_assert(sizeof(struct shca_recv_wqe) == 16, "shca_recv_wqe");
+_Static_assert(sizeof(struct shca_cqe) == SHCA_CQE_SIZE, "shca_cqe");
+_Static_assert(sizeof(struct shca_cq_record) == 8, "shca_cq_record");
 _Static_assert(sizeof(struct shca_aq_entry) == SHCA_AQ_ENTRY_SIZE,
 	       "shca_aq_entry");
 _Static_assert(sizeof(struct shca_acq_entry) == 16, "shca_acq_entry");
