@@ -24,11 +24,53 @@ static void softhca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops softhca_ctx_ops = {
 	.alloc_pd = softhca_alloc_pd,
+	.create_cq = softhca_create_cq,
+	.create_qp = softhca_create_qp,
 	.dealloc_pd = softhca_dealloc_pd,
+	.dereg_mr = softhca_dereg_mr,
+	.destroy_cq = softhca_destroy_cq,
+	.destroy_qp = softhca_destroy_qp,
 	.free_context = softhca_free_context,
+	.modify_qp = softhca_modify_qp,
+	.poll_cq = softhca_poll_cq,
+	.post_recv = softhca_post_recv,
+	.post_send = softhca_post_send,
 	.query_device_ex = softhca_query_device_ex,
 	.query_port = softhca_query_port,
+	.query_qp = softhca_query_qp,
+	.reg_mr = softhca_reg_mr,
+	.req_notify_cq = softhca_req_notify_cq,
 };
+
+/*
+ * The limits the fast path checks, and the QP table sized by them.  With
+ * CAPS.QP clear the driver reports zero limits: the table stays empty and
+ * creating a CQ or QP fails with EOPNOTSUPP.
+ */
+static int softhca_init_limits(struct softhca_context *ctx, uint32_t max_inline)
+{
+	struct ibv_device_attr_ex attr;
+	uint32_t table_size;
+	int err;
+
+	err = ibv_cmd_query_device_any(&ctx->ibvctx.context, NULL, &attr,
+				       sizeof(attr), NULL, NULL);
+	if (err)
+		return err;
+
+	ctx->lim = (struct softhca_limits){
+		.max_qp_wr = attr.orig_attr.max_qp_wr,
+		.max_sge = attr.orig_attr.max_sge,
+		.max_cqe = attr.orig_attr.max_cqe,
+		.max_inline = max_inline,
+	};
+	table_size = roundup_pow_of_two(attr.orig_attr.max_qp ?: 1);
+	ctx->qp_table = calloc(table_size, sizeof(*ctx->qp_table));
+	if (!ctx->qp_table)
+		return ENOMEM;
+	ctx->qp_table_mask = table_size - 1;
+	return 0;
+}
 
 static struct verbs_context *
 softhca_alloc_context(struct ibv_device *ibdev, int cmd_fd, void *private_data)
@@ -51,13 +93,20 @@ softhca_alloc_context(struct ibv_device *ibdev, int cmd_fd, void *private_data)
 		goto err_free;
 	}
 
+	err = softhca_init_limits(ctx, resp.max_inline);
+	if (err) {
+		verbs_err(&ctx->ibvctx, "query_device failed: %d\n", err);
+		goto err_free;
+	}
+	pthread_mutex_init(&ctx->qp_table_lock, NULL);
+
 	ctx->db_size = resp.db_page_size;
 	ctx->db = mmap(NULL, ctx->db_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       cmd_fd, resp.db_mmap_key);
 	if (ctx->db == MAP_FAILED) {
 		err = errno;
 		verbs_err(&ctx->ibvctx, "doorbell page mmap failed: %d\n", err);
-		goto err_free;
+		goto err_table;
 	}
 	verbs_debug(&ctx->ibvctx, "uctx %u, doorbell page of %zu bytes\n",
 		    resp.uctx, ctx->db_size);
@@ -65,6 +114,9 @@ softhca_alloc_context(struct ibv_device *ibdev, int cmd_fd, void *private_data)
 	verbs_set_ops(&ctx->ibvctx, &softhca_ctx_ops);
 	return &ctx->ibvctx;
 
+err_table:
+	pthread_mutex_destroy(&ctx->qp_table_lock);
+	free(ctx->qp_table);
 err_free:
 	verbs_uninit_context(&ctx->ibvctx);
 	free(ctx);
@@ -77,6 +129,8 @@ static void softhca_free_context(struct ibv_context *ibctx)
 	struct softhca_context *ctx = to_sctx(ibctx);
 
 	munmap(ctx->db, ctx->db_size);
+	pthread_mutex_destroy(&ctx->qp_table_lock);
+	free(ctx->qp_table);
 	verbs_uninit_context(&ctx->ibvctx);
 	free(ctx);
 }

@@ -6,6 +6,8 @@
 #ifndef SOFTHCA_H
 #define SOFTHCA_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,23 +15,80 @@
 #include <infiniband/kern-abi.h>
 #include <kernel-abi/softhca-abi.h>
 #include <rdma/softhca-abi.h>
+#include <util/mmio.h>
+#include <util/util.h>
 
-/* Requests carry no driver data; responses carry spec/softhca-abi.h's. */
+#include "softhca_queue.h"
+
+/* Requests without driver data say empty; the rest are spec/softhca-abi.h's. */
 DECLARE_DRV_CMD(softhca_alloc_ucontext, IB_USER_VERBS_CMD_GET_CONTEXT, empty,
 		softhca_ibv_alloc_ucontext_resp);
 DECLARE_DRV_CMD(softhca_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD, empty,
 		softhca_ibv_alloc_pd_resp);
+DECLARE_DRV_CMD(softhca_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+		softhca_ibv_create_cq, softhca_ibv_create_cq_resp);
+DECLARE_DRV_CMD(softhca_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		softhca_ibv_create_qp, softhca_ibv_create_qp_resp);
 
 struct softhca_context {
 	struct verbs_context ibvctx;
 	void *db; /* this context's doorbell page in BAR2 */
 	size_t db_size;
+	struct softhca_limits lim;
+	/*
+	 * QPs by qpn, for poll_cq to free SQ and RQ slots.  Live qpns lie in
+	 * 2..MAX_QP+1 (0 and 1 are the kernel's), so qpn & mask is unique.
+	 * Changed under the lock and the QP's CQ locks; read under a CQ lock.
+	 */
+	pthread_mutex_t qp_table_lock;
+	struct softhca_qp **qp_table;
+	uint32_t qp_table_mask;
 };
 
 struct softhca_pd {
 	struct ibv_pd ibvpd;
 	uint32_t pdn;
 };
+
+/* Ring memory shared with the device: page aligned, zeroed, not forked. */
+struct softhca_buf {
+	void *addr;
+	size_t size;
+};
+
+struct softhca_cq {
+	struct verbs_cq vcq;
+	pthread_spinlock_t lock;
+	struct softhca_buf buf;
+	struct shca_cqe *cqes;
+	struct shca_cq_record *record; /* behind the ring */
+	uint32_t cqn;
+	uint32_t ci; /* CQEs consumed, free-running */
+	uint8_t log_size;
+};
+
+struct softhca_wq {
+	pthread_spinlock_t lock; /* held by post */
+	struct softhca_buf buf;
+	struct softhca_wq_shape shape;
+	struct softhca_wqe_limits lim;
+	uint32_t pi; /* WQEs posted, free-running; under lock */
+	_Atomic(uint32_t) ci; /* WQEs completed; advanced by poll_cq */
+};
+
+struct softhca_qp {
+	struct verbs_qp vqp;
+	struct ibv_qp_cap cap; /* what the rings hold */
+	struct softhca_wq sq;
+	struct softhca_wq rq; /* without a buffer if cap.max_recv_wr is 0 */
+};
+
+/* Write one doorbell of the context's page (spec §14). */
+static inline void softhca_ring_doorbell(struct softhca_context *ctx,
+					 uint32_t offset, uint32_t value)
+{
+	mmio_write32((uint8_t *)ctx->db + offset, value);
+}
 
 static inline struct softhca_context *to_sctx(struct ibv_context *ibctx)
 {
@@ -41,6 +100,19 @@ static inline struct softhca_pd *to_spd(struct ibv_pd *ibpd)
 	return container_of(ibpd, struct softhca_pd, ibvpd);
 }
 
+static inline struct softhca_cq *to_scq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct softhca_cq, vcq.cq);
+}
+
+static inline struct softhca_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct softhca_qp, vqp.qp);
+}
+
+/* softhca_verbs.c */
+int softhca_buf_alloc(struct softhca_buf *buf, size_t size);
+void softhca_buf_free(struct softhca_buf *buf);
 int softhca_query_device_ex(struct ibv_context *ibctx,
 			    const struct ibv_query_device_ex_input *input,
 			    struct ibv_device_attr_ex *attr, size_t attr_size);
@@ -48,5 +120,32 @@ int softhca_query_port(struct ibv_context *ibctx, uint8_t port,
 		       struct ibv_port_attr *attr);
 struct ibv_pd *softhca_alloc_pd(struct ibv_context *ibctx);
 int softhca_dealloc_pd(struct ibv_pd *ibpd);
+struct ibv_mr *softhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
+			      uint64_t hca_va, int access);
+int softhca_dereg_mr(struct verbs_mr *vmr);
+
+/* softhca_cq.c */
+struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
+				 struct ibv_comp_channel *channel,
+				 int comp_vector);
+int softhca_destroy_cq(struct ibv_cq *ibcq);
+int softhca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
+int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+void softhca_cq_clean(struct softhca_cq *cq, uint32_t qpn);
+
+/* softhca_qp.c */
+struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
+				 struct ibv_qp_init_attr *attr);
+int softhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		      int attr_mask);
+int softhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		     int attr_mask, struct ibv_qp_init_attr *init_attr);
+int softhca_destroy_qp(struct ibv_qp *ibqp);
+
+/* softhca_post.c */
+int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr);
+int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
 
 #endif /* SOFTHCA_H */

@@ -5,8 +5,38 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "softhca.h"
+
+int softhca_buf_alloc(struct softhca_buf *buf, size_t size)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	int err;
+
+	buf->size = align(size, page);
+	err = posix_memalign(&buf->addr, page, buf->size);
+	if (err) {
+		buf->addr = NULL;
+		return err;
+	}
+	memset(buf->addr, 0, buf->size);
+	/* A child's copy-on-write must not move pages the device writes. */
+	err = ibv_dontfork_range(buf->addr, buf->size);
+	if (err) {
+		free(buf->addr);
+		buf->addr = NULL;
+		return err;
+	}
+	return 0;
+}
+
+void softhca_buf_free(struct softhca_buf *buf)
+{
+	ibv_dofork_range(buf->addr, buf->size);
+	free(buf->addr);
+}
 
 int softhca_query_device_ex(struct ibv_context *ibctx,
 			    const struct ibv_query_device_ex_input *input,
@@ -70,5 +100,38 @@ int softhca_dealloc_pd(struct ibv_pd *ibpd)
 	if (err)
 		return err;
 	free(pd);
+	return 0;
+}
+
+struct ibv_mr *softhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
+			      uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd;
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+
+	err = ibv_cmd_reg_mr(ibpd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+int softhca_dereg_mr(struct verbs_mr *vmr)
+{
+	int err;
+
+	err = ibv_cmd_dereg_mr(vmr);
+	if (err)
+		return err;
+	free(vmr);
 	return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * softhca: parsing of received frames
+ * softhca: the RoCEv2 wire format: parsing and building of frames, ICRC
  *
  * Copyright (c) 2026 The softhca authors
  *
@@ -20,6 +20,46 @@
 static uint16_t rd_be16(const uint8_t *p)
 {
     return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t rd_be24(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 16 | p[1] << 8 | p[2];
+}
+
+static uint32_t rd_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | rd_be24(p + 1);
+}
+
+static uint64_t rd_be64(const uint8_t *p)
+{
+    return (uint64_t)rd_be32(p) << 32 | rd_be32(p + 4);
+}
+
+static void wr_be16(uint8_t *p, uint16_t v)
+{
+    p[0] = v >> 8;
+    p[1] = v;
+}
+
+static void wr_be24(uint8_t *p, uint32_t v)
+{
+    p[0] = v >> 16;
+    p[1] = v >> 8;
+    p[2] = v;
+}
+
+static void wr_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = v >> 24;
+    wr_be24(p + 1, v);
+}
+
+static void wr_be64(uint8_t *p, uint64_t v)
+{
+    wr_be32(p, v >> 32);
+    wr_be32(p + 4, v);
 }
 
 /* Returns the offset of the UDP header, or 0 if this is not IPv4/UDP. */
@@ -100,4 +140,489 @@ bool softhca_parse_udp(const uint8_t *buf, size_t len, SofthcaUdpFrame *f)
     f->payload_off = ETH_HDR_LEN + l4 + UDP_HDR_LEN;
     f->payload_len = udp_len - UDP_HDR_LEN;
     return true;
+}
+
+/* --- RoCEv2 ------------------------------------------------------------ */
+
+#define XH_LEN(xh)                                                      \
+    (((xh) & SOFTHCA_XH_DETH ? SOFTHCA_DETH_LEN : 0) +                  \
+     ((xh) & SOFTHCA_XH_RETH ? SOFTHCA_RETH_LEN : 0) +                  \
+     ((xh) & SOFTHCA_XH_ATOMICETH ? SOFTHCA_ATOMICETH_LEN : 0) +        \
+     ((xh) & SOFTHCA_XH_AETH ? SOFTHCA_AETH_LEN : 0) +                  \
+     ((xh) & SOFTHCA_XH_ATOMICACKETH ? SOFTHCA_ATOMICACKETH_LEN : 0) +  \
+     ((xh) & SOFTHCA_XH_IMMDT ? SOFTHCA_IMMDT_LEN : 0) +                \
+     ((xh) & SOFTHCA_XH_IETH ? SOFTHCA_IETH_LEN : 0))
+
+#define OP(tr, op, xh_, flags_)                                         \
+    [SOFTHCA_TRANSPORT_##tr | SOFTHCA_OP_##op] = {                      \
+        .xh = (xh_), .flags = (flags_),                                 \
+        .hdr_len = SOFTHCA_BTH_LEN + XH_LEN(xh_),                       \
+    }
+
+#define P               SOFTHCA_OPF_PAYLOAD
+#define F               SOFTHCA_OPF_FIRST
+#define L               SOFTHCA_OPF_LAST
+#define DETH            SOFTHCA_XH_DETH
+#define RETH            SOFTHCA_XH_RETH
+#define ATOMICETH       SOFTHCA_XH_ATOMICETH
+#define AETH            SOFTHCA_XH_AETH
+#define ATOMICACKETH    SOFTHCA_XH_ATOMICACKETH
+#define IMM             SOFTHCA_XH_IMMDT
+#define IETH            SOFTHCA_XH_IETH
+
+/*
+ * Indexed by opcode; hdr_len 0 marks an unsupported one.  UC has RC's
+ * sends and writes; UD only sends a message in one packet.
+ */
+static const SofthcaOpInfo softhca_opcodes[256] = {
+    OP(RC, SEND_FIRST,           0,                   P | F),
+    OP(RC, SEND_MIDDLE,          0,                   P),
+    OP(RC, SEND_LAST,            0,                   P | L),
+    OP(RC, SEND_LAST_IMM,        IMM,                 P | L),
+    OP(RC, SEND_ONLY,            0,                   P | F | L),
+    OP(RC, SEND_ONLY_IMM,        IMM,                 P | F | L),
+    OP(RC, RDMA_WRITE_FIRST,     RETH,                P | F),
+    OP(RC, RDMA_WRITE_MIDDLE,    0,                   P),
+    OP(RC, RDMA_WRITE_LAST,      0,                   P | L),
+    OP(RC, RDMA_WRITE_LAST_IMM,  IMM,                 P | L),
+    OP(RC, RDMA_WRITE_ONLY,      RETH,                P | F | L),
+    OP(RC, RDMA_WRITE_ONLY_IMM,  RETH | IMM,          P | F | L),
+    OP(RC, RDMA_READ_REQUEST,    RETH,                F | L),
+    OP(RC, READ_RESPONSE_FIRST,  AETH,                P | F),
+    OP(RC, READ_RESPONSE_MIDDLE, 0,                   P),
+    OP(RC, READ_RESPONSE_LAST,   AETH,                P | L),
+    OP(RC, READ_RESPONSE_ONLY,   AETH,                P | F | L),
+    OP(RC, ACKNOWLEDGE,          AETH,                F | L),
+    OP(RC, ATOMIC_ACKNOWLEDGE,   AETH | ATOMICACKETH, F | L),
+    OP(RC, COMPARE_SWAP,         ATOMICETH,           F | L),
+    OP(RC, FETCH_ADD,            ATOMICETH,           F | L),
+    OP(RC, SEND_LAST_INV,        IETH,                P | L),
+    OP(RC, SEND_ONLY_INV,        IETH,                P | F | L),
+    OP(UC, SEND_FIRST,           0,                   P | F),
+    OP(UC, SEND_MIDDLE,          0,                   P),
+    OP(UC, SEND_LAST,            0,                   P | L),
+    OP(UC, SEND_LAST_IMM,        IMM,                 P | L),
+    OP(UC, SEND_ONLY,            0,                   P | F | L),
+    OP(UC, SEND_ONLY_IMM,        IMM,                 P | F | L),
+    OP(UC, RDMA_WRITE_FIRST,     RETH,                P | F),
+    OP(UC, RDMA_WRITE_MIDDLE,    0,                   P),
+    OP(UC, RDMA_WRITE_LAST,      0,                   P | L),
+    OP(UC, RDMA_WRITE_LAST_IMM,  IMM,                 P | L),
+    OP(UC, RDMA_WRITE_ONLY,      RETH,                P | F | L),
+    OP(UC, RDMA_WRITE_ONLY_IMM,  RETH | IMM,          P | F | L),
+    OP(UD, SEND_ONLY,            DETH,                P | F | L),
+    OP(UD, SEND_ONLY_IMM,        DETH | IMM,          P | F | L),
+};
+
+#undef P
+#undef F
+#undef L
+#undef DETH
+#undef RETH
+#undef ATOMICETH
+#undef AETH
+#undef ATOMICACKETH
+#undef IMM
+#undef IETH
+
+const SofthcaOpInfo *softhca_opcode_info(uint8_t opcode)
+{
+    const SofthcaOpInfo *info = &softhca_opcodes[opcode];
+
+    return info->hdr_len ? info : NULL;
+}
+
+/* BTH byte 1: SE, M, pad count, transport header version */
+#define BTH_SE          0x80
+#define BTH_MIG         0x40
+#define BTH_PAD_SHIFT   4
+#define BTH_TVER_MASK   0x0f
+/* BTH byte 4, and byte 8 */
+#define BTH_FECN        0x80
+#define BTH_BECN        0x40
+#define BTH_ACK_REQ     0x80
+
+static void parse_bth(const uint8_t *b, SofthcaBth *bth)
+{
+    bth->opcode = b[0];
+    bth->solicited = b[1] & BTH_SE;
+    bth->mig_req = b[1] & BTH_MIG;
+    bth->pad = (b[1] >> BTH_PAD_SHIFT) & 3;
+    bth->pkey = rd_be16(b + 2);
+    bth->fecn = b[4] & BTH_FECN;
+    bth->becn = b[4] & BTH_BECN;
+    bth->dest_qpn = rd_be24(b + 5);
+    bth->ack_req = b[8] & BTH_ACK_REQ;
+    bth->psn = rd_be24(b + 9);
+}
+
+bool softhca_parse_roce(const uint8_t *buf, size_t len, SofthcaRocePacket *p)
+{
+    const SofthcaOpInfo *info;
+    const uint8_t *x;
+    size_t body;
+
+    if (len < SOFTHCA_BTH_LEN + SOFTHCA_ICRC_LEN || len % 4) {
+        return false;
+    }
+    info = softhca_opcode_info(buf[0]);
+    if (!info || (buf[1] & BTH_TVER_MASK) ||
+        len < (size_t)info->hdr_len + SOFTHCA_ICRC_LEN) {
+        return false;
+    }
+    parse_bth(buf, &p->bth);
+    /* payload and pad; a whole number of words since len is */
+    body = len - info->hdr_len - SOFTHCA_ICRC_LEN;
+    if ((body && !(info->flags & SOFTHCA_OPF_PAYLOAD)) || p->bth.pad > body) {
+        return false;
+    }
+    p->xh = info->xh;
+    x = buf + SOFTHCA_BTH_LEN;
+    if (p->xh & SOFTHCA_XH_DETH) {
+        p->deth.qkey = rd_be32(x);
+        p->deth.src_qpn = rd_be24(x + 5);
+        x += SOFTHCA_DETH_LEN;
+    }
+    if (p->xh & SOFTHCA_XH_RETH) {
+        p->reth.va = rd_be64(x);
+        p->reth.rkey = rd_be32(x + 8);
+        p->reth.dma_len = rd_be32(x + 12);
+        x += SOFTHCA_RETH_LEN;
+    }
+    if (p->xh & SOFTHCA_XH_ATOMICETH) {
+        p->atomic.va = rd_be64(x);
+        p->atomic.rkey = rd_be32(x + 8);
+        p->atomic.swap_add = rd_be64(x + 12);
+        p->atomic.compare = rd_be64(x + 20);
+        x += SOFTHCA_ATOMICETH_LEN;
+    }
+    if (p->xh & SOFTHCA_XH_AETH) {
+        p->aeth.syndrome = x[0];
+        p->aeth.msn = rd_be24(x + 1);
+        x += SOFTHCA_AETH_LEN;
+    }
+    if (p->xh & SOFTHCA_XH_ATOMICACKETH) {
+        p->atomic_ack = rd_be64(x);
+        x += SOFTHCA_ATOMICACKETH_LEN;
+    }
+    if (p->xh & SOFTHCA_XH_IMMDT) {
+        p->imm = rd_be32(x);
+        x += SOFTHCA_IMMDT_LEN;
+    }
+    if (p->xh & SOFTHCA_XH_IETH) {
+        p->inv_rkey = rd_be32(x);
+    }
+    p->payload_off = info->hdr_len;
+    p->payload_len = body - p->bth.pad;
+    return true;
+}
+
+/* Writes the BTH and the extended headers; returns their length. */
+static size_t build_headers(uint8_t *b, const SofthcaOpInfo *info,
+                            const SofthcaRocePacket *p, uint8_t pad)
+{
+    const SofthcaBth *bth = &p->bth;
+    uint8_t *x = b + SOFTHCA_BTH_LEN;
+
+    memset(b, 0, info->hdr_len);
+    b[0] = bth->opcode;
+    b[1] = (bth->solicited ? BTH_SE : 0) | (bth->mig_req ? BTH_MIG : 0) |
+           pad << BTH_PAD_SHIFT;
+    wr_be16(b + 2, bth->pkey);
+    b[4] = (bth->fecn ? BTH_FECN : 0) | (bth->becn ? BTH_BECN : 0);
+    wr_be24(b + 5, bth->dest_qpn);
+    b[8] = bth->ack_req ? BTH_ACK_REQ : 0;
+    wr_be24(b + 9, bth->psn);
+    if (info->xh & SOFTHCA_XH_DETH) {
+        wr_be32(x, p->deth.qkey);
+        wr_be24(x + 5, p->deth.src_qpn);
+        x += SOFTHCA_DETH_LEN;
+    }
+    if (info->xh & SOFTHCA_XH_RETH) {
+        wr_be64(x, p->reth.va);
+        wr_be32(x + 8, p->reth.rkey);
+        wr_be32(x + 12, p->reth.dma_len);
+        x += SOFTHCA_RETH_LEN;
+    }
+    if (info->xh & SOFTHCA_XH_ATOMICETH) {
+        wr_be64(x, p->atomic.va);
+        wr_be32(x + 8, p->atomic.rkey);
+        wr_be64(x + 12, p->atomic.swap_add);
+        wr_be64(x + 20, p->atomic.compare);
+        x += SOFTHCA_ATOMICETH_LEN;
+    }
+    if (info->xh & SOFTHCA_XH_AETH) {
+        x[0] = p->aeth.syndrome;
+        wr_be24(x + 1, p->aeth.msn);
+        x += SOFTHCA_AETH_LEN;
+    }
+    if (info->xh & SOFTHCA_XH_ATOMICACKETH) {
+        wr_be64(x, p->atomic_ack);
+        x += SOFTHCA_ATOMICACKETH_LEN;
+    }
+    if (info->xh & SOFTHCA_XH_IMMDT) {
+        wr_be32(x, p->imm);
+        x += SOFTHCA_IMMDT_LEN;
+    }
+    if (info->xh & SOFTHCA_XH_IETH) {
+        wr_be32(x, p->inv_rkey);
+    }
+    return info->hdr_len;
+}
+
+static bool gid_is_ipv4(const uint8_t *gid)
+{
+    static const uint8_t v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+    return !memcmp(gid, v4_mapped, sizeof(v4_mapped));
+}
+
+/* The one's complement of the one's complement sum of 16-bit words */
+static uint16_t ip_checksum(const uint8_t *p, size_t len)
+{
+    uint32_t sum = 0;
+
+    for (size_t i = 0; i < len; i += 2) {
+        sum += rd_be16(p + i);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return ~sum;
+}
+
+#define IPV4_DF         0x4000
+#define IPV4_TTL_OFF    8
+#define IPV4_CSUM_OFF   10
+#define IPV6_HLIM_OFF   7
+#define UDP_CSUM_OFF    6
+
+/* Writes the IP header for a datagram of udp_len bytes; returns its length */
+static size_t build_ip(uint8_t *ip, const SofthcaRoceEnvelope *env,
+                       size_t udp_len, bool ipv4)
+{
+    if (ipv4) {
+        memset(ip, 0, IPV4_HDR_MIN);
+        ip[0] = 0x45;                   /* version 4, 5 words */
+        ip[1] = env->traffic_class;
+        wr_be16(ip + 2, IPV4_HDR_MIN + udp_len);
+        wr_be16(ip + 4, env->ip_id);
+        wr_be16(ip + 6, IPV4_DF);
+        ip[IPV4_TTL_OFF] = env->hop_limit;
+        ip[9] = IP_PROTO_UDP_;
+        memcpy(ip + 12, env->src_gid + 12, 4);
+        memcpy(ip + 16, env->dst_gid + 12, 4);
+        wr_be16(ip + IPV4_CSUM_OFF, ip_checksum(ip, IPV4_HDR_MIN));
+        return IPV4_HDR_MIN;
+    }
+    wr_be32(ip, 6u << 28 | (uint32_t)env->traffic_class << 20 |
+            (env->flow_label & 0xfffff));
+    wr_be16(ip + 4, udp_len);
+    ip[6] = IP_PROTO_UDP_;
+    ip[IPV6_HLIM_OFF] = env->hop_limit;
+    memcpy(ip + 8, env->src_gid, 16);
+    memcpy(ip + 24, env->dst_gid, 16);
+    return IPV6_HDR_LEN;
+}
+
+/* IP, UDP and BTH, the part of the ICRC input that has masked fields */
+#define ICRC_MASKED_MAX (60 + UDP_HDR_LEN + SOFTHCA_BTH_LEN)
+
+/*
+ * The ICRC of the frame whose UDP header is at udp_off and whose ICRC
+ * ends at end.  The masked fields are those a router may rewrite: IPv4
+ * TOS, TTL and checksum; IPv6 traffic class, flow label and hop limit;
+ * the UDP checksum; the BTH byte with FECN, BECN and reserved bits.
+ */
+static uint32_t icrc_compute(const uint8_t *frame, size_t udp_off, size_t end)
+{
+    static const uint8_t lrh[8] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+    };
+    uint8_t masked[ICRC_MASKED_MAX];
+    size_t ip_len = udp_off - ETH_HDR_LEN;
+    size_t bth_off = ip_len + UDP_HDR_LEN;
+    size_t masked_len = bth_off + SOFTHCA_BTH_LEN;
+    uint32_t crc;
+
+    memcpy(masked, frame + ETH_HDR_LEN, masked_len);
+    if ((masked[0] >> 4) == 4) {
+        masked[1] = 0xff;
+        masked[IPV4_TTL_OFF] = 0xff;
+        memset(masked + IPV4_CSUM_OFF, 0xff, 2);
+    } else {
+        masked[0] |= 0x0f;
+        memset(masked + 1, 0xff, 3);
+        masked[IPV6_HLIM_OFF] = 0xff;
+    }
+    memset(masked + ip_len + UDP_CSUM_OFF, 0xff, 2);
+    masked[bth_off + 4] = 0xff;
+
+    crc = softhca_crc32(0, lrh, sizeof(lrh));
+    crc = softhca_crc32(crc, masked, masked_len);
+    return softhca_crc32(crc, frame + ETH_HDR_LEN + masked_len,
+                         end - SOFTHCA_ICRC_LEN - ETH_HDR_LEN - masked_len);
+}
+
+static void wr_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = v;
+    p[1] = v >> 8;
+    p[2] = v >> 16;
+    p[3] = v >> 24;
+}
+
+size_t softhca_build_roce(uint8_t *frame, size_t size,
+                          const SofthcaRoceEnvelope *env,
+                          const SofthcaRocePacket *p, const void *payload)
+{
+    const SofthcaOpInfo *info = softhca_opcode_info(p->bth.opcode);
+    bool ipv4 = gid_is_ipv4(env->src_gid);
+    uint8_t pad = -p->payload_len & 3;
+    size_t ip_len = ipv4 ? IPV4_HDR_MIN : IPV6_HDR_LEN;
+    size_t udp_off = ETH_HDR_LEN + ip_len;
+    size_t roce_off = udp_off + UDP_HDR_LEN;
+    size_t roce_len, payload_off;
+
+    if (!info || ipv4 != gid_is_ipv4(env->dst_gid) ||
+        (p->payload_len && !(info->flags & SOFTHCA_OPF_PAYLOAD)) ||
+        p->payload_len > UINT16_MAX) {
+        return 0;
+    }
+    roce_len = info->hdr_len + p->payload_len + pad + SOFTHCA_ICRC_LEN;
+    /* the IPv4 total length, or the UDP length, must fit in 16 bits */
+    if (roce_len + UDP_HDR_LEN + (ipv4 ? IPV4_HDR_MIN : 0) > UINT16_MAX ||
+        size < roce_off + roce_len) {
+        return 0;
+    }
+    payload_off = roce_off + info->hdr_len;
+    if (p->payload_len) {       /* payload may be NULL then */
+        memmove(frame + payload_off, payload, p->payload_len);
+    }
+    memset(frame + payload_off + p->payload_len, 0, pad);
+
+    memcpy(frame, env->dst_mac, 6);
+    memcpy(frame + 6, env->src_mac, 6);
+    wr_be16(frame + 12, ipv4 ? ETHERTYPE_IPV4 : ETHERTYPE_IPV6);
+    build_ip(frame + ETH_HDR_LEN, env, UDP_HDR_LEN + roce_len, ipv4);
+    wr_be16(frame + udp_off, env->src_port);
+    wr_be16(frame + udp_off + 2, SOFTHCA_ROCE_UDP_PORT);
+    wr_be16(frame + udp_off + 4, UDP_HDR_LEN + roce_len);
+    wr_be16(frame + udp_off + UDP_CSUM_OFF, 0);
+    build_headers(frame + roce_off, info, p, pad);
+    wr_le32(frame + roce_off + roce_len - SOFTHCA_ICRC_LEN,
+            icrc_compute(frame, udp_off, roce_off + roce_len));
+    return roce_off + roce_len;
+}
+
+uint16_t softhca_roce_src_port(uint32_t flow_label, uint32_t lqpn,
+                               uint32_t rqpn)
+{
+    uint32_t fl = flow_label & 0xfffff;
+
+    if (!fl) {
+        uint64_t v = (uint64_t)lqpn * rqpn;
+
+        v ^= v >> 20;
+        v ^= v >> 40;
+        fl = v & 0xfffff;
+    }
+    /* 14 bits above 0xc000, the range IANA leaves to dynamic ports */
+    return 0xc000 | ((fl & 0x3fff) ^ (fl >> 14));
+}
+
+static const uint32_t crc32_table[256] = {
+    0x00000000, 0x77073096, 0xee0e612c, 0x990951ba,
+    0x076dc419, 0x706af48f, 0xe963a535, 0x9e6495a3,
+    0x0edb8832, 0x79dcb8a4, 0xe0d5e91e, 0x97d2d988,
+    0x09b64c2b, 0x7eb17cbd, 0xe7b82d07, 0x90bf1d91,
+    0x1db71064, 0x6ab020f2, 0xf3b97148, 0x84be41de,
+    0x1adad47d, 0x6ddde4eb, 0xf4d4b551, 0x83d385c7,
+    0x136c9856, 0x646ba8c0, 0xfd62f97a, 0x8a65c9ec,
+    0x14015c4f, 0x63066cd9, 0xfa0f3d63, 0x8d080df5,
+    0x3b6e20c8, 0x4c69105e, 0xd56041e4, 0xa2677172,
+    0x3c03e4d1, 0x4b04d447, 0xd20d85fd, 0xa50ab56b,
+    0x35b5a8fa, 0x42b2986c, 0xdbbbc9d6, 0xacbcf940,
+    0x32d86ce3, 0x45df5c75, 0xdcd60dcf, 0xabd13d59,
+    0x26d930ac, 0x51de003a, 0xc8d75180, 0xbfd06116,
+    0x21b4f4b5, 0x56b3c423, 0xcfba9599, 0xb8bda50f,
+    0x2802b89e, 0x5f058808, 0xc60cd9b2, 0xb10be924,
+    0x2f6f7c87, 0x58684c11, 0xc1611dab, 0xb6662d3d,
+    0x76dc4190, 0x01db7106, 0x98d220bc, 0xefd5102a,
+    0x71b18589, 0x06b6b51f, 0x9fbfe4a5, 0xe8b8d433,
+    0x7807c9a2, 0x0f00f934, 0x9609a88e, 0xe10e9818,
+    0x7f6a0dbb, 0x086d3d2d, 0x91646c97, 0xe6635c01,
+    0x6b6b51f4, 0x1c6c6162, 0x856530d8, 0xf262004e,
+    0x6c0695ed, 0x1b01a57b, 0x8208f4c1, 0xf50fc457,
+    0x65b0d9c6, 0x12b7e950, 0x8bbeb8ea, 0xfcb9887c,
+    0x62dd1ddf, 0x15da2d49, 0x8cd37cf3, 0xfbd44c65,
+    0x4db26158, 0x3ab551ce, 0xa3bc0074, 0xd4bb30e2,
+    0x4adfa541, 0x3dd895d7, 0xa4d1c46d, 0xd3d6f4fb,
+    0x4369e96a, 0x346ed9fc, 0xad678846, 0xda60b8d0,
+    0x44042d73, 0x33031de5, 0xaa0a4c5f, 0xdd0d7cc9,
+    0x5005713c, 0x270241aa, 0xbe0b1010, 0xc90c2086,
+    0x5768b525, 0x206f85b3, 0xb966d409, 0xce61e49f,
+    0x5edef90e, 0x29d9c998, 0xb0d09822, 0xc7d7a8b4,
+    0x59b33d17, 0x2eb40d81, 0xb7bd5c3b, 0xc0ba6cad,
+    0xedb88320, 0x9abfb3b6, 0x03b6e20c, 0x74b1d29a,
+    0xead54739, 0x9dd277af, 0x04db2615, 0x73dc1683,
+    0xe3630b12, 0x94643b84, 0x0d6d6a3e, 0x7a6a5aa8,
+    0xe40ecf0b, 0x9309ff9d, 0x0a00ae27, 0x7d079eb1,
+    0xf00f9344, 0x8708a3d2, 0x1e01f268, 0x6906c2fe,
+    0xf762575d, 0x806567cb, 0x196c3671, 0x6e6b06e7,
+    0xfed41b76, 0x89d32be0, 0x10da7a5a, 0x67dd4acc,
+    0xf9b9df6f, 0x8ebeeff9, 0x17b7be43, 0x60b08ed5,
+    0xd6d6a3e8, 0xa1d1937e, 0x38d8c2c4, 0x4fdff252,
+    0xd1bb67f1, 0xa6bc5767, 0x3fb506dd, 0x48b2364b,
+    0xd80d2bda, 0xaf0a1b4c, 0x36034af6, 0x41047a60,
+    0xdf60efc3, 0xa867df55, 0x316e8eef, 0x4669be79,
+    0xcb61b38c, 0xbc66831a, 0x256fd2a0, 0x5268e236,
+    0xcc0c7795, 0xbb0b4703, 0x220216b9, 0x5505262f,
+    0xc5ba3bbe, 0xb2bd0b28, 0x2bb45a92, 0x5cb36a04,
+    0xc2d7ffa7, 0xb5d0cf31, 0x2cd99e8b, 0x5bdeae1d,
+    0x9b64c2b0, 0xec63f226, 0x756aa39c, 0x026d930a,
+    0x9c0906a9, 0xeb0e363f, 0x72076785, 0x05005713,
+    0x95bf4a82, 0xe2b87a14, 0x7bb12bae, 0x0cb61b38,
+    0x92d28e9b, 0xe5d5be0d, 0x7cdcefb7, 0x0bdbdf21,
+    0x86d3d2d4, 0xf1d4e242, 0x68ddb3f8, 0x1fda836e,
+    0x81be16cd, 0xf6b9265b, 0x6fb077e1, 0x18b74777,
+    0x88085ae6, 0xff0f6a70, 0x66063bca, 0x11010b5c,
+    0x8f659eff, 0xf862ae69, 0x616bffd3, 0x166ccf45,
+    0xa00ae278, 0xd70dd2ee, 0x4e048354, 0x3903b3c2,
+    0xa7672661, 0xd06016f7, 0x4969474d, 0x3e6e77db,
+    0xaed16a4a, 0xd9d65adc, 0x40df0b66, 0x37d83bf0,
+    0xa9bcae53, 0xdebb9ec5, 0x47b2cf7f, 0x30b5ffe9,
+    0xbdbdf21c, 0xcabac28a, 0x53b39330, 0x24b4a3a6,
+    0xbad03605, 0xcdd70693, 0x54de5729, 0x23d967bf,
+    0xb3667a2e, 0xc4614ab8, 0x5d681b02, 0x2a6f2b94,
+    0xb40bbe37, 0xc30c8ea1, 0x5a05df1b, 0x2d02ef8d,
+};
+
+uint32_t softhca_crc32(uint32_t crc, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+
+    crc = ~crc;
+    while (len--) {
+        crc = crc32_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    }
+    return ~crc;
+}
+
+uint32_t softhca_icrc(const uint8_t *frame, const SofthcaUdpFrame *u)
+{
+    return icrc_compute(frame, u->payload_off - UDP_HDR_LEN,
+                        u->payload_off + u->payload_len);
+}
+
+bool softhca_icrc_check(const uint8_t *frame, const SofthcaUdpFrame *u)
+{
+    const uint8_t *icrc;
+
+    if (u->payload_len < SOFTHCA_BTH_LEN + SOFTHCA_ICRC_LEN) {
+        return false;
+    }
+    icrc = frame + u->payload_off + u->payload_len - SOFTHCA_ICRC_LEN;
+    return softhca_icrc(frame, u) ==
+           ((uint32_t)icrc[3] << 24 | icrc[2] << 16 | icrc[1] << 8 | icrc[0]);
 }

@@ -6,12 +6,15 @@
 #   2. it registers itself: the PROVIDER_DRIVER alias verbs_provider_softhca
 #      is its verbs_device_ops and a constructor calls
 #      verbs_register_driver_34;
-#   3. libibverbs loads it (dlopen RTLD_NOW, as for a .driver file) and gives
+#   3. its queue geometry and entry formats (softhca_queue.c) match the
+#      byte layouts of spec §13–§15 (provider-queue-test.c, with ASan and
+#      UBSan);
+#   4. libibverbs loads it (dlopen RTLD_NOW, as for a .driver file) and gives
 #      it exactly the devices it must take, from a fake sysfs: a device is
 #      matched by its parent's PCI id or by its name although its driver id
 #      is RDMA_DRIVER_UNKNOWN, and refused with another uverbs ABI version.
 #
-# Step 3 needs a private mount namespace (for /dev/infiniband) and a host
+# Step 4 needs a private mount namespace (for /dev/infiniband) and a host
 # without RDMA netlink (else libibverbs never reads sysfs); it is skipped,
 # and said so, where either is missing.
 set -euo pipefail
@@ -28,12 +31,27 @@ ops=$(addr_of softhca_dev_ops)
 if [ -z "$ops" ] || [ "$(addr_of verbs_provider_softhca)" != "$ops" ]; then
 	fail "verbs_provider_softhca is not softhca_dev_ops"
 fi
-readelf -d "$so" | grep -q '(INIT_ARRAY)' || fail "no constructor"
-nm "$so" | grep -q ' t softhca_register_driver$' ||
+# grep without -q reads to the end: an early exit would kill the writer with
+# SIGPIPE and fail the pipeline under pipefail.
+readelf -d "$so" | grep '(INIT_ARRAY)' >/dev/null || fail "no constructor"
+nm "$so" | grep ' t softhca_register_driver$' >/dev/null ||
 	fail "no softhca_register_driver constructor"
 echo "PASS unit/provider-registration"
 
-# --- 3. matching in a fake sysfs ----------------------------------------------
+# --- 3. queue geometry and entries --------------------------------------------
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+here=$SOFTHCA_TOP/tests/unit
+cc -std=gnu11 -g -O1 -Wall -Wextra -Werror \
+	-fsanitize=address,undefined -fno-sanitize-recover=all \
+	-I"$here" -I"$build/include" -I"$SOFTHCA_TOP/spec" \
+	-I"$SOFTHCA_TOP/guest-provider" -o "$tmp/queue-test" \
+	"$here/provider-queue-test.c" "$SOFTHCA_TOP/guest-provider/softhca_queue.c" ||
+	fail "provider-queue-test: build"
+"$tmp/queue-test" || fail "provider-queue-test"
+
+# --- 4. matching in a fake sysfs ----------------------------------------------
 
 if python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 20)' 2>/dev/null; then
 	echo "SKIP unit/provider-matching: this host has RDMA netlink (ib_core loaded)"
@@ -45,8 +63,6 @@ if ! unshare -m true 2>/dev/null; then
 fi
 
 ninja -C "$build" bin/ibv_devices >/dev/null
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 sys=$tmp/sys
 softhca_pci=$(printf 'pci:v%08Xd%08Xsv00001AF4sd00001100bc02sc00i00' \
 	"$(awk '$2 == "SHCA_PCI_VENDOR_ID" { print $3 }' "$SOFTHCA_TOP/spec/softhca_hw.h")" \

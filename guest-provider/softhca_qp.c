@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * softhca rdma-core provider: queue pairs (spec §13.2).  The rings live in
+ * the process's memory; the driver pins them and the device reads them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "softhca.h"
+
+static int softhca_wq_init(struct softhca_wq *wq)
+{
+	int err;
+
+	err = softhca_buf_alloc(&wq->buf, (size_t)1 << (wq->shape.log_size +
+							wq->shape.wqe_shift));
+	if (err)
+		return err;
+	pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+	return 0;
+}
+
+static void softhca_wq_destroy(struct softhca_wq *wq)
+{
+	pthread_spin_destroy(&wq->lock);
+	softhca_buf_free(&wq->buf);
+}
+
+/* A QP asking for no receive WRs has no RQ, and no buffer for it. */
+static bool softhca_has_rq(const struct softhca_qp *qp)
+{
+	return qp->cap.max_recv_wr;
+}
+
+/*
+ * The CQ locks keep poll_cq from using a QP that is reset or leaves the
+ * table.  Taken in cqn order, so that two QPs whose send and receive CQs
+ * cross cannot deadlock.
+ */
+static void softhca_lock_cqs(struct softhca_qp *qp)
+{
+	struct softhca_cq *scq = to_scq(qp->vqp.qp.send_cq);
+	struct softhca_cq *rcq = to_scq(qp->vqp.qp.recv_cq);
+
+	if (scq == rcq) {
+		pthread_spin_lock(&scq->lock);
+	} else if (scq->cqn < rcq->cqn) {
+		pthread_spin_lock(&scq->lock);
+		pthread_spin_lock(&rcq->lock);
+	} else {
+		pthread_spin_lock(&rcq->lock);
+		pthread_spin_lock(&scq->lock);
+	}
+}
+
+static void softhca_unlock_cqs(struct softhca_qp *qp)
+{
+	struct softhca_cq *scq = to_scq(qp->vqp.qp.send_cq);
+	struct softhca_cq *rcq = to_scq(qp->vqp.qp.recv_cq);
+
+	if (scq != rcq)
+		pthread_spin_unlock(&rcq->lock);
+	pthread_spin_unlock(&scq->lock);
+}
+
+/* Forget the QP's unpolled completions; called with the CQ locks held. */
+static void softhca_clean_cqs(struct softhca_qp *qp)
+{
+	struct softhca_cq *scq = to_scq(qp->vqp.qp.send_cq);
+	struct softhca_cq *rcq = to_scq(qp->vqp.qp.recv_cq);
+
+	softhca_cq_clean(scq, qp->vqp.qp.qp_num);
+	if (rcq != scq)
+		softhca_cq_clean(rcq, qp->vqp.qp.qp_num);
+}
+
+struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
+				 struct ibv_qp_init_attr *attr)
+{
+	struct softhca_context *ctx = to_sctx(ibpd->context);
+	struct softhca_create_qp_resp resp = {};
+	struct softhca_create_qp cmd = {};
+	struct ibv_qp_init_attr kattr = *attr;
+	struct softhca_qp *qp;
+	int err;
+
+	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC) ||
+	    attr->srq) {
+		verbs_debug(&ctx->ibvctx, "QP type %d%s not supported\n",
+			    attr->qp_type, attr->srq ? " with an SRQ" : "");
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+
+	err = softhca_sq_shape(&ctx->lim, &kattr.cap, &qp->sq.shape);
+	if (!err)
+		err = softhca_rq_shape(&ctx->lim, &kattr.cap, &qp->rq.shape);
+	if (err) {
+		verbs_debug(&ctx->ibvctx, "QP caps not supported: %d\n", err);
+		goto err_free;
+	}
+	qp->cap = kattr.cap;
+	qp->sq.lim = (struct softhca_wqe_limits){
+		.max_sge = kattr.cap.max_send_sge,
+		.max_inline = kattr.cap.max_inline_data,
+		.sig_all = attr->sq_sig_all,
+	};
+	qp->rq.lim.max_sge = kattr.cap.max_recv_sge;
+
+	err = softhca_wq_init(&qp->sq);
+	if (err)
+		goto err_free;
+	if (softhca_has_rq(qp)) {
+		err = softhca_wq_init(&qp->rq);
+		if (err)
+			goto err_sq;
+	}
+
+	cmd.sq_log_size = qp->sq.shape.log_size;
+	cmd.sq_wqe_shift = qp->sq.shape.wqe_shift;
+	cmd.sq_buf_addr = (uintptr_t)qp->sq.buf.addr;
+	cmd.sq_buf_size = qp->sq.buf.size;
+	cmd.rq_log_size = qp->rq.shape.log_size;
+	cmd.rq_wqe_shift = qp->rq.shape.wqe_shift;
+	cmd.rq_buf_addr = (uintptr_t)qp->rq.buf.addr;
+	cmd.rq_buf_size = qp->rq.buf.size;
+	/* The kernel is told the caps the rings really have. */
+	err = ibv_cmd_create_qp(ibpd, &qp->vqp.qp, &kattr, &cmd.ibv_cmd,
+				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err) {
+		verbs_err(&ctx->ibvctx, "create_qp failed: %d\n", err);
+		goto err_rq;
+	}
+	attr->cap = qp->cap;
+
+	pthread_mutex_lock(&ctx->qp_table_lock);
+	ctx->qp_table[qp->vqp.qp.qp_num & ctx->qp_table_mask] = qp;
+	pthread_mutex_unlock(&ctx->qp_table_lock);
+	return &qp->vqp.qp;
+
+err_rq:
+	if (softhca_has_rq(qp))
+		softhca_wq_destroy(&qp->rq);
+err_sq:
+	softhca_wq_destroy(&qp->sq);
+err_free:
+	free(qp);
+	errno = err;
+	return NULL;
+}
+
+/*
+ * The device drops the WQEs of a QP moved to RESET and starts its queues
+ * at 0 again (spec §13.2); so does the provider.
+ */
+static void softhca_reset_wqs(struct softhca_qp *qp)
+{
+	softhca_lock_cqs(qp);
+	softhca_clean_cqs(qp);
+	pthread_spin_lock(&qp->sq.lock);
+	qp->sq.pi = 0;
+	atomic_store(&qp->sq.ci, 0);
+	pthread_spin_unlock(&qp->sq.lock);
+	if (softhca_has_rq(qp)) {
+		pthread_spin_lock(&qp->rq.lock);
+		qp->rq.pi = 0;
+		atomic_store(&qp->rq.ci, 0);
+		pthread_spin_unlock(&qp->rq.lock);
+	}
+	softhca_unlock_cqs(qp);
+}
+
+int softhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		      int attr_mask)
+{
+	struct ibv_modify_qp cmd = {};
+	int err;
+
+	err = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (err)
+		return err;
+	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
+		softhca_reset_wqs(to_sqp(ibqp));
+	return 0;
+}
+
+int softhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		     int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct softhca_qp *qp = to_sqp(ibqp);
+	struct ibv_query_qp cmd = {};
+	int err;
+
+	err = ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+			       sizeof(cmd));
+	if (err)
+		return err;
+	/* The rings, not the kernel, know what a QP holds. */
+	attr->cap = qp->cap;
+	init_attr->cap = qp->cap;
+	return 0;
+}
+
+int softhca_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct softhca_context *ctx = to_sctx(ibqp->context);
+	struct softhca_qp *qp = to_sqp(ibqp);
+	int err;
+
+	err = ibv_cmd_destroy_qp(ibqp);
+	if (err)
+		return err;
+
+	pthread_mutex_lock(&ctx->qp_table_lock);
+	softhca_lock_cqs(qp);
+	softhca_clean_cqs(qp);
+	ctx->qp_table[ibqp->qp_num & ctx->qp_table_mask] = NULL;
+	softhca_unlock_cqs(qp);
+	pthread_mutex_unlock(&ctx->qp_table_lock);
+
+	if (softhca_has_rq(qp))
+		softhca_wq_destroy(&qp->rq);
+	softhca_wq_destroy(&qp->sq);
+	free(qp);
+	return 0;
+}

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * softhca rdma-core provider: queue geometry, and the translation between
+ * verbs and the device's queue entries (spec §13.1, §13.2, §15).  Nothing
+ * here touches a lock, a doorbell or the kernel, so that the host tests can
+ * exercise it against the spec's layouts.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include <util/compiler.h>
+
+#include "softhca_queue.h"
+
+/* The smallest n with 2^n >= v. */
+static unsigned int log2_ceil(uint64_t v)
+{
+	return v > 1 ? 64 - __builtin_clzll(v - 1) : 0;
+}
+
+/* The largest n with 2^n <= v, for v > 0. */
+static unsigned int log2_floor(uint64_t v)
+{
+	return 63 - __builtin_clzll(v);
+}
+
+static unsigned int min_u(unsigned int a, unsigned int b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * A ring of at least n + 1 entries, a power of 2, but no more than the
+ * device takes: the device holds as many entries as the ring has (counts
+ * are free-running), so n = max entries is still allowed.
+ */
+static int ring_log_size(uint32_t n, uint32_t max, uint8_t *log_size)
+{
+	unsigned int max_log;
+
+	if (!max)
+		return EOPNOTSUPP; /* CAPS.QP clear: the limits read 0 */
+	max_log = log2_floor(max);
+	if (n > 1u << max_log)
+		return EINVAL;
+	*log_size = min_u(log2_ceil((uint64_t)n + 1), max_log);
+	return 0;
+}
+
+int softhca_cq_log_size(const struct softhca_limits *lim, int cqe,
+			uint8_t *log_size)
+{
+	if (cqe < 0)
+		return EINVAL;
+	return ring_log_size(cqe ? cqe : 1, lim->max_cqe, log_size);
+}
+
+static int wq_shape(const struct softhca_limits *lim, uint32_t max_wr,
+		    uint32_t wqe_bytes, unsigned int min_shift,
+		    struct softhca_wq_shape *shape)
+{
+	unsigned int shift = log2_ceil(wqe_bytes);
+	int err;
+
+	err = ring_log_size(max_wr, lim->max_qp_wr, &shape->log_size);
+	if (err)
+		return err;
+	if (shift < min_shift)
+		shift = min_shift;
+	if (shift > SOFTHCA_WQE_SHIFT_MAX)
+		return EINVAL;
+	shape->wqe_shift = shift;
+	return 0;
+}
+
+/*
+ * The SQ stride holds the 64-byte header and either max_send_sge SGEs or
+ * max_inline_data bytes; cap is updated to what the shape really holds.
+ */
+int softhca_sq_shape(const struct softhca_limits *lim, struct ibv_qp_cap *cap,
+		     struct softhca_wq_shape *shape)
+{
+	const uint32_t hdr = sizeof(struct shca_send_wqe);
+	uint32_t sge_bytes, room;
+	int err;
+
+	if (cap->max_send_sge > lim->max_sge ||
+	    cap->max_inline_data > lim->max_inline)
+		return EINVAL;
+	sge_bytes = cap->max_send_sge * sizeof(struct shca_sge);
+	err = wq_shape(lim, cap->max_send_wr,
+		       hdr + (sge_bytes > cap->max_inline_data ?
+				      sge_bytes :
+				      cap->max_inline_data),
+		       SOFTHCA_SQ_SHIFT_MIN, shape);
+	if (err)
+		return err;
+
+	room = (1u << shape->wqe_shift) - hdr;
+	cap->max_send_wr = 1u << shape->log_size;
+	cap->max_send_sge = min_u(room / sizeof(struct shca_sge), lim->max_sge);
+	cap->max_inline_data = min_u(room, lim->max_inline);
+	return 0;
+}
+
+/* A QP asking for no receive WRs has no RQ: its shape is all zero. */
+int softhca_rq_shape(const struct softhca_limits *lim, struct ibv_qp_cap *cap,
+		     struct softhca_wq_shape *shape)
+{
+	const uint32_t hdr = sizeof(struct shca_recv_wqe);
+	uint32_t room;
+	int err;
+
+	if (!cap->max_recv_wr) {
+		*shape = (struct softhca_wq_shape){};
+		cap->max_recv_sge = 0;
+		return 0;
+	}
+	if (cap->max_recv_sge > lim->max_sge)
+		return EINVAL;
+	err = wq_shape(lim, cap->max_recv_wr,
+		       hdr + cap->max_recv_sge * sizeof(struct shca_sge),
+		       SOFTHCA_RQ_SHIFT_MIN, shape);
+	if (err)
+		return err;
+
+	room = (1u << shape->wqe_shift) - hdr;
+	cap->max_recv_wr = 1u << shape->log_size;
+	cap->max_recv_sge = min_u(room / sizeof(struct shca_sge), lim->max_sge);
+	return 0;
+}
+
+static void put_sges(struct shca_sge *dst, const struct ibv_sge *src, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		dst[i].addr = htole64(src[i].addr);
+		dst[i].length = htole32(src[i].length);
+		dst[i].lkey = htole32(src[i].lkey);
+	}
+}
+
+static int put_inline(struct shca_send_wqe *wqe, const struct ibv_send_wr *wr,
+		      uint32_t max_inline)
+{
+	uint8_t *data = (uint8_t *)(wqe + 1);
+	uint32_t len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		uint32_t n = wr->sg_list[i].length;
+
+		if (n > max_inline - len)
+			return EINVAL;
+		memcpy(data + len, (void *)(uintptr_t)wr->sg_list[i].addr, n);
+		len += n;
+	}
+	wqe->flags |= SHCA_WQE_INLINE;
+	wqe->inline_len = htole32(len);
+	return 0;
+}
+
+/* The WQE opcode of a verbs opcode, or -1 if the device has none. */
+static int to_wqe_opcode(enum ibv_wr_opcode opcode)
+{
+	switch (opcode) {
+	case IBV_WR_SEND:
+		return SHCA_WR_SEND;
+	case IBV_WR_SEND_WITH_IMM:
+		return SHCA_WR_SEND_IMM;
+	case IBV_WR_SEND_WITH_INV:
+		return SHCA_WR_SEND_INV;
+	case IBV_WR_RDMA_WRITE:
+		return SHCA_WR_RDMA_WRITE;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return SHCA_WR_RDMA_WRITE_IMM;
+	case IBV_WR_RDMA_READ:
+		return SHCA_WR_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return SHCA_WR_ATOMIC_CMP_SWP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return SHCA_WR_ATOMIC_FETCH_ADD;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * Write the send WQE for wr to slot; on error (EINVAL for a request the
+ * verbs forbid or the queue cannot hold, EOPNOTSUPP for an opcode the
+ * device lacks) the slot's content is undefined.
+ */
+int softhca_build_send_wqe(void *slot, const struct ibv_send_wr *wr,
+			   const struct softhca_wqe_limits *lim)
+{
+	struct shca_send_wqe *wqe = slot;
+	int opcode = to_wqe_opcode(wr->opcode);
+	bool inl = wr->send_flags & IBV_SEND_INLINE;
+
+	if (opcode < 0)
+		return EOPNOTSUPP;
+	if (wr->num_sge < 0 || (!inl && (uint32_t)wr->num_sge > lim->max_sge))
+		return EINVAL;
+
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = htole64(wr->wr_id);
+	wqe->opcode = opcode;
+	if (lim->sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
+		wqe->flags |= SHCA_WQE_SIGNALED;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		wqe->flags |= SHCA_WQE_SOLICITED;
+	if (wr->send_flags & IBV_SEND_FENCE)
+		wqe->flags |= SHCA_WQE_FENCE;
+
+	switch (opcode) {
+	case SHCA_WR_SEND_IMM:
+		wqe->imm = wr->imm_data; /* as on the wire */
+		break;
+	case SHCA_WR_SEND_INV:
+		wqe->imm = htole32(wr->invalidate_rkey);
+		break;
+	case SHCA_WR_RDMA_WRITE_IMM:
+		wqe->imm = wr->imm_data;
+		SWITCH_FALLTHROUGH;
+	case SHCA_WR_RDMA_WRITE:
+	case SHCA_WR_RDMA_READ:
+		wqe->remote_addr = htole64(wr->wr.rdma.remote_addr);
+		wqe->rkey = htole32(wr->wr.rdma.rkey);
+		break;
+	case SHCA_WR_ATOMIC_CMP_SWP:
+	case SHCA_WR_ATOMIC_FETCH_ADD:
+		/* One 8-byte SGE receives the original value (spec §15). */
+		if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
+		    wr->wr.atomic.remote_addr & 7)
+			return EINVAL;
+		wqe->remote_addr = htole64(wr->wr.atomic.remote_addr);
+		wqe->rkey = htole32(wr->wr.atomic.rkey);
+		wqe->compare_add = htole64(wr->wr.atomic.compare_add);
+		wqe->swap = htole64(wr->wr.atomic.swap);
+		break;
+	}
+
+	if (inl) {
+		/* Inline data is sent, never written locally. */
+		if (opcode == SHCA_WR_RDMA_READ ||
+		    opcode == SHCA_WR_ATOMIC_CMP_SWP ||
+		    opcode == SHCA_WR_ATOMIC_FETCH_ADD)
+			return EINVAL;
+		return put_inline(wqe, wr, lim->max_inline);
+	}
+	wqe->num_sge = wr->num_sge;
+	put_sges((struct shca_sge *)(wqe + 1), wr->sg_list, wr->num_sge);
+	return 0;
+}
+
+int softhca_build_recv_wqe(void *slot, const struct ibv_recv_wr *wr,
+			   const struct softhca_wqe_limits *lim)
+{
+	struct shca_recv_wqe *wqe = slot;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > lim->max_sge)
+		return EINVAL;
+
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = htole64(wr->wr_id);
+	wqe->num_sge = wr->num_sge;
+	put_sges((struct shca_sge *)(wqe + 1), wr->sg_list, wr->num_sge);
+	return 0;
+}
+
+static enum ibv_wc_status to_ibv_status(uint8_t status)
+{
+	switch (status) {
+	case SHCA_CQE_SUCCESS:
+		return IBV_WC_SUCCESS;
+	case SHCA_CQE_LOC_LEN_ERR:
+		return IBV_WC_LOC_LEN_ERR;
+	case SHCA_CQE_LOC_QP_OP_ERR:
+		return IBV_WC_LOC_QP_OP_ERR;
+	case SHCA_CQE_LOC_PROT_ERR:
+		return IBV_WC_LOC_PROT_ERR;
+	case SHCA_CQE_WR_FLUSH_ERR:
+		return IBV_WC_WR_FLUSH_ERR;
+	case SHCA_CQE_BAD_RESP_ERR:
+		return IBV_WC_BAD_RESP_ERR;
+	case SHCA_CQE_LOC_ACCESS_ERR:
+		return IBV_WC_LOC_ACCESS_ERR;
+	case SHCA_CQE_REM_INV_REQ_ERR:
+		return IBV_WC_REM_INV_REQ_ERR;
+	case SHCA_CQE_REM_ACCESS_ERR:
+		return IBV_WC_REM_ACCESS_ERR;
+	case SHCA_CQE_REM_OP_ERR:
+		return IBV_WC_REM_OP_ERR;
+	case SHCA_CQE_RETRY_EXC_ERR:
+		return IBV_WC_RETRY_EXC_ERR;
+	case SHCA_CQE_RNR_RETRY_EXC_ERR:
+		return IBV_WC_RNR_RETRY_EXC_ERR;
+	default:
+		return IBV_WC_GENERAL_ERR;
+	}
+}
+
+static enum ibv_wc_opcode to_ibv_opcode(uint8_t opcode)
+{
+	switch (opcode) {
+	case SHCA_CQE_OP_RDMA_WRITE:
+		return IBV_WC_RDMA_WRITE;
+	case SHCA_CQE_OP_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case SHCA_CQE_OP_COMP_SWAP:
+		return IBV_WC_COMP_SWAP;
+	case SHCA_CQE_OP_FETCH_ADD:
+		return IBV_WC_FETCH_ADD;
+	case SHCA_CQE_OP_RECV_RDMA_IMM:
+		return IBV_WC_RECV_RDMA_WITH_IMM;
+	default:
+		/* Error completions need not carry a meaningful opcode. */
+		return opcode & SHCA_CQE_OP_RECV ? IBV_WC_RECV : IBV_WC_SEND;
+	}
+}
+
+void softhca_cqe_to_wc(const struct shca_cqe *cqe, struct ibv_wc *wc)
+{
+	*wc = (struct ibv_wc){
+		.wr_id = le64toh(cqe->wr_id),
+		.status = to_ibv_status(cqe->status),
+		.opcode = to_ibv_opcode(cqe->opcode),
+		.vendor_err = cqe->vendor_err,
+		.byte_len = le32toh(cqe->byte_len),
+		.qp_num = le32toh(cqe->qpn),
+		.src_qp = le32toh(cqe->src_qp),
+	};
+	if (cqe->flags & SHCA_CQE_WITH_IMM) {
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+		wc->imm_data = cqe->imm; /* network order, as stored */
+	} else if (cqe->flags & SHCA_CQE_WITH_INV) {
+		wc->wc_flags |= IBV_WC_WITH_INV;
+		wc->invalidated_rkey = le32toh(cqe->imm);
+	}
+	if (cqe->flags & SHCA_CQE_GRH)
+		wc->wc_flags |= IBV_WC_GRH;
+}

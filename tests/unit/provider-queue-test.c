@@ -1,0 +1,338 @@
+/*
+ * Unit tests of the provider's queue geometry and entry formats
+ * (guest-provider/softhca_queue.c) against the byte layouts of spec §13–§15,
+ * read at fixed offsets rather than through the structs they check.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+#include "softhca_queue.h"
+#include "unit.h"
+
+static const struct softhca_limits lim = {
+    .max_qp_wr = 16384, .max_sge = 16, .max_cqe = 65536, .max_inline = 256,
+};
+
+static uint64_t le(const void *buf, size_t off, size_t len)
+{
+    const uint8_t *p = (const uint8_t *)buf + off;
+    uint64_t v = 0;
+
+    while (len--) {
+        v = v << 8 | p[len];
+    }
+    return v;
+}
+
+static void put_le(void *buf, size_t off, uint64_t v, size_t len)
+{
+    uint8_t *p = (uint8_t *)buf + off;
+
+    for (size_t i = 0; i < len; i++, v >>= 8) {
+        p[i] = v;
+    }
+}
+
+static void provider_cq_sizes(void)
+{
+    struct softhca_limits none = lim;
+    uint8_t log;
+
+    none.max_cqe = 0;
+    CHECK_EQ(softhca_cq_log_size(&lim, 1, &log), 0);
+    CHECK_EQ(log, 1);
+    CHECK_EQ(softhca_cq_log_size(&lim, 15, &log), 0);
+    CHECK_EQ(log, 4);
+    CHECK_EQ(softhca_cq_log_size(&lim, 16, &log), 0);
+    CHECK_EQ(log, 5);
+    CHECK_EQ(softhca_cq_log_size(&lim, 65536, &log), 0);
+    CHECK_EQ(log, 16);                  /* capped by MAX_CQE */
+    CHECK_EQ(softhca_cq_log_size(&lim, 65537, &log), EINVAL);
+    CHECK_EQ(softhca_cq_log_size(&lim, -1, &log), EINVAL);
+    CHECK_EQ(softhca_cq_log_size(&none, 1, &log), EOPNOTSUPP);
+}
+
+static void provider_sq_shapes(void)
+{
+    struct ibv_qp_cap cap = { .max_send_wr = 100, .max_send_sge = 2 };
+    struct softhca_wq_shape s;
+
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, &s), 0);
+    CHECK_EQ(s.log_size, 7);
+    CHECK_EQ(s.wqe_shift, 7);           /* 64 + 2 * 16 = 96 */
+    CHECK_EQ(cap.max_send_wr, 128);
+    CHECK_EQ(cap.max_send_sge, 4);
+    CHECK_EQ(cap.max_inline_data, 64);
+
+    cap = (struct ibv_qp_cap){ .max_send_wr = 1, .max_inline_data = 200 };
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, &s), 0);
+    CHECK_EQ(s.log_size, 1);
+    CHECK_EQ(s.wqe_shift, 9);           /* 64 + 200 = 264 */
+    CHECK_EQ(cap.max_send_sge, 16);     /* 448 / 16 = 28, MAX_SGE 16 */
+    CHECK_EQ(cap.max_inline_data, 256); /* MAX_INLINE */
+
+    cap = (struct ibv_qp_cap){ .max_send_wr = 0 };
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, &s), 0);
+    CHECK_EQ(s.wqe_shift, 6);           /* the smallest stride */
+    CHECK_EQ(cap.max_send_sge, 0);
+
+    cap = (struct ibv_qp_cap){ .max_send_wr = 16384 };
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, &s), 0);
+    CHECK_EQ(s.log_size, 14);
+    cap = (struct ibv_qp_cap){ .max_send_wr = 16385 };
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, &s), EINVAL);
+    cap = (struct ibv_qp_cap){ .max_send_wr = 1, .max_send_sge = 17 };
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, &s), EINVAL);
+    cap = (struct ibv_qp_cap){ .max_send_wr = 1, .max_inline_data = 257 };
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, &s), EINVAL);
+}
+
+static void provider_rq_shapes(void)
+{
+    struct ibv_qp_cap cap = { .max_recv_wr = 500, .max_recv_sge = 1 };
+    struct softhca_wq_shape s;
+
+    CHECK_EQ(softhca_rq_shape(&lim, &cap, &s), 0);
+    CHECK_EQ(s.log_size, 9);
+    CHECK_EQ(s.wqe_shift, 5);           /* 16 + 16 */
+    CHECK_EQ(cap.max_recv_wr, 512);
+    CHECK_EQ(cap.max_recv_sge, 1);
+
+    cap = (struct ibv_qp_cap){ .max_recv_wr = 4, .max_recv_sge = 0 };
+    CHECK_EQ(softhca_rq_shape(&lim, &cap, &s), 0);
+    CHECK_EQ(s.wqe_shift, 4);
+
+    cap = (struct ibv_qp_cap){ .max_recv_wr = 0, .max_recv_sge = 3 };
+    CHECK_EQ(softhca_rq_shape(&lim, &cap, &s), 0);
+    CHECK_EQ(s.log_size, 0);
+    CHECK_EQ(s.wqe_shift, 0);
+    CHECK_EQ(cap.max_recv_sge, 0);
+}
+
+static void provider_send_wqe_sges(void)
+{
+    struct softhca_wqe_limits wl = { .max_sge = 4, .max_inline = 64 };
+    struct ibv_sge sg[2] = {
+        { .addr = 0x1122334455667788ull, .length = 100, .lkey = 0x0101 },
+        { .addr = 0x1000, .length = 8, .lkey = 0x0202 },
+    };
+    struct ibv_send_wr wr = {
+        .wr_id = 0xdeadbeefcafef00dull, .sg_list = sg, .num_sge = 2,
+        .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+        .send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED,
+        .imm_data = htonl(0x11223344),
+        .wr.rdma = { .remote_addr = 0xabcdef00ull, .rkey = 0x4321 },
+    };
+    uint8_t slot[128];
+    const uint8_t *imm = slot + 12;
+
+    memset(slot, 0xa5, sizeof(slot));
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(le(slot, 0, 8), 0xdeadbeefcafef00dull);
+    CHECK_EQ(slot[8], SHCA_WR_RDMA_WRITE_IMM);
+    CHECK_EQ(slot[9], SHCA_WQE_SIGNALED | SHCA_WQE_SOLICITED);
+    CHECK_EQ(slot[10], 2);
+    CHECK_EQ(slot[11], 0);
+    CHECK(imm[0] == 0x11 && imm[1] == 0x22 && imm[2] == 0x33 &&
+          imm[3] == 0x44);              /* as on the wire */
+    CHECK_EQ(le(slot, 16, 8), 0xabcdef00ull);
+    CHECK_EQ(le(slot, 24, 4), 0x4321);
+    CHECK_EQ(le(slot, 28, 4), 0);       /* inline_len */
+    CHECK_EQ(le(slot, 32, 8), 0);
+    CHECK_EQ(le(slot, 48, 8), 0);       /* UD fields, reserved */
+    CHECK_EQ(le(slot, 56, 8), 0);
+    CHECK_EQ(le(slot, 64, 8), 0x1122334455667788ull);
+    CHECK_EQ(le(slot, 72, 4), 100);
+    CHECK_EQ(le(slot, 76, 4), 0x0101);
+    CHECK_EQ(le(slot, 80, 8), 0x1000);
+    CHECK_EQ(le(slot, 88, 4), 8);
+    CHECK_EQ(le(slot, 92, 4), 0x0202);
+
+    /* sq_sig_all signals a WQE whose WR does not ask for it. */
+    wr.send_flags = IBV_SEND_FENCE;
+    wl.sig_all = true;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(slot[9], SHCA_WQE_SIGNALED | SHCA_WQE_FENCE);
+    wl.sig_all = false;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(slot[9], SHCA_WQE_FENCE);
+
+    wr.num_sge = 5;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_LOCAL_INV;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EOPNOTSUPP);
+    wr.opcode = IBV_WR_SEND_WITH_INV;
+    wr.invalidate_rkey = 0x12345678;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(slot[8], SHCA_WR_SEND_INV);
+    CHECK_EQ(le(slot, 12, 4), 0x12345678);
+    CHECK_EQ(le(slot, 16, 8), 0);       /* no remote address for a send */
+}
+
+static void provider_send_wqe_inline(void)
+{
+    struct softhca_wqe_limits wl = { .max_sge = 1, .max_inline = 16 };
+    char a[] = "hello", b[] = " world";
+    struct ibv_sge sg[2] = {
+        { .addr = (uintptr_t)a, .length = 5, .lkey = 1 },
+        { .addr = (uintptr_t)b, .length = 6, .lkey = 2 },
+    };
+    struct ibv_send_wr wr = {
+        .wr_id = 7, .sg_list = sg, .num_sge = 2, .opcode = IBV_WR_SEND,
+        .send_flags = IBV_SEND_INLINE,
+    };
+    uint8_t slot[128];
+
+    memset(slot, 0xa5, sizeof(slot));
+    /* More SGEs than the stride holds: inline data does not use them. */
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(slot[8], SHCA_WR_SEND);
+    CHECK_EQ(slot[9], SHCA_WQE_INLINE);
+    CHECK_EQ(slot[10], 0);
+    CHECK_EQ(le(slot, 28, 4), 11);
+    CHECK(memcmp(slot + 64, "hello world", 11) == 0);
+
+    sg[1].length = 12;                  /* 17 bytes > 16 */
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+    sg[1].length = 6;
+    wr.opcode = IBV_WR_RDMA_READ;       /* nothing to send inline */
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+}
+
+static void provider_send_wqe_atomic(void)
+{
+    struct softhca_wqe_limits wl = { .max_sge = 2 };
+    struct ibv_sge sg = { .addr = 0x2000, .length = 8, .lkey = 3 };
+    struct ibv_send_wr wr = {
+        .wr_id = 1, .sg_list = &sg, .num_sge = 1,
+        .opcode = IBV_WR_ATOMIC_CMP_AND_SWP,
+        .wr.atomic = { .remote_addr = 0x8000, .compare_add = 0x1111,
+                       .swap = 0x2222, .rkey = 0x99 },
+    };
+    uint8_t slot[128];
+
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(slot[8], SHCA_WR_ATOMIC_CMP_SWP);
+    CHECK_EQ(le(slot, 16, 8), 0x8000);
+    CHECK_EQ(le(slot, 24, 4), 0x99);
+    CHECK_EQ(le(slot, 32, 8), 0x1111);
+    CHECK_EQ(le(slot, 40, 8), 0x2222);
+    CHECK_EQ(le(slot, 64, 8), 0x2000);
+
+    wr.wr.atomic.remote_addr = 0x8004;  /* not 8-byte aligned */
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+    wr.wr.atomic.remote_addr = 0x8000;
+    sg.length = 4;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+}
+
+static void provider_recv_wqe(void)
+{
+    struct softhca_wqe_limits wl = { .max_sge = 2 };
+    struct ibv_sge sg = { .addr = 0x3000, .length = 4096, .lkey = 0x55 };
+    struct ibv_recv_wr wr = { .wr_id = 42, .sg_list = &sg, .num_sge = 1 };
+    uint8_t slot[64];
+
+    memset(slot, 0xa5, sizeof(slot));
+    CHECK_EQ(softhca_build_recv_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(le(slot, 0, 8), 42);
+    CHECK_EQ(slot[8], 1);
+    CHECK_EQ(le(slot, 9, 7), 0);
+    CHECK_EQ(le(slot, 16, 8), 0x3000);
+    CHECK_EQ(le(slot, 24, 4), 4096);
+    CHECK_EQ(le(slot, 28, 4), 0x55);
+    wr.num_sge = 3;
+    CHECK_EQ(softhca_build_recv_wqe(slot, &wr, &wl), EINVAL);
+}
+
+static void provider_cqe_to_wc(void)
+{
+    uint8_t cqe[SHCA_CQE_SIZE] = { 0 };
+    struct ibv_wc wc;
+
+    put_le(cqe, 0, 0x0123456789abcdefull, 8);
+    put_le(cqe, 8, 1000, 4);
+    cqe[12] = 0xaa, cqe[13] = 0xbb, cqe[14] = 0xcc, cqe[15] = 0xdd;
+    put_le(cqe, 16, 17, 4);
+    put_le(cqe, 20, 18, 4);
+    put_le(cqe, 24, 3, 2);
+    cqe[26] = SHCA_CQE_SUCCESS;
+    cqe[27] = SHCA_CQE_OP_RECV_RDMA_IMM;
+    cqe[28] = SHCA_CQE_WITH_IMM;
+    cqe[31] = 1;
+    softhca_cqe_to_wc((const struct shca_cqe *)cqe, &wc);
+    CHECK_EQ(wc.wr_id, 0x0123456789abcdefull);
+    CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+    CHECK_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+    CHECK_EQ(wc.byte_len, 1000);
+    CHECK_EQ(wc.qp_num, 17);
+    CHECK_EQ(wc.src_qp, 18);
+    CHECK_EQ(wc.wc_flags, IBV_WC_WITH_IMM);
+    CHECK_EQ(ntohl(wc.imm_data), 0xaabbccdd);   /* network order kept */
+    CHECK(softhca_cqe_is_recv((const struct shca_cqe *)cqe));
+
+    cqe[26] = SHCA_CQE_WR_FLUSH_ERR;
+    cqe[27] = SHCA_CQE_OP_RDMA_READ;
+    cqe[28] = 0;
+    cqe[29] = 0x42;
+    softhca_cqe_to_wc((const struct shca_cqe *)cqe, &wc);
+    CHECK_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+    CHECK_EQ(wc.opcode, IBV_WC_RDMA_READ);
+    CHECK_EQ(wc.vendor_err, 0x42);
+    CHECK_EQ(wc.wc_flags, 0);
+    CHECK(!softhca_cqe_is_recv((const struct shca_cqe *)cqe));
+
+    cqe[26] = 0x7f;                     /* unknown */
+    cqe[28] = SHCA_CQE_WITH_INV;
+    put_le(cqe, 12, 0x1234, 4);
+    softhca_cqe_to_wc((const struct shca_cqe *)cqe, &wc);
+    CHECK_EQ(wc.status, IBV_WC_GENERAL_ERR);
+    CHECK_EQ(wc.wc_flags, IBV_WC_WITH_INV);
+    CHECK_EQ(wc.invalidated_rkey, 0x1234);
+}
+
+/* Ownership by phase: 1 on the first pass over the ring, 0 on the next. */
+static void provider_cqe_phase(void)
+{
+    struct shca_cqe ring[4];
+
+    memset(ring, 0, sizeof(ring));
+    CHECK(!softhca_owned_cqe(ring, 0, 2));
+    ring[0].phase = 1;
+    CHECK(softhca_owned_cqe(ring, 0, 2) == &ring[0]);
+    CHECK(!softhca_owned_cqe(ring, 4, 2));      /* second pass wants 0 */
+    ring[0].phase = 0;
+    CHECK(softhca_owned_cqe(ring, 4, 2) == &ring[0]);
+    ring[3].phase = 1;
+    CHECK(softhca_owned_cqe(ring, 0xffffffffu, 2) == NULL);
+    CHECK(softhca_owned_cqe(ring, 3, 2) == &ring[3]);
+}
+
+static void provider_wq_counts(void)
+{
+    CHECK_EQ(softhca_wq_consumed(0, 0, 3), 1);
+    CHECK_EQ(softhca_wq_consumed(5, 7, 3), 8); /* frees unsignaled 5, 6 */
+    CHECK_EQ(softhca_wq_consumed(14, 1, 3), 18); /* slots 6, 7, 0, 1 */
+    CHECK_EQ(softhca_wq_consumed(0xfffffffeu, 0x3fff, 14), 0); /* wraps */
+    CHECK_EQ(softhca_wq_doorbell(0x12345, 7), 0x23450007u);
+    CHECK_EQ(softhca_wq_doorbell(3, 0x10002), 0x00030002u);
+}
+
+int main(void)
+{
+    RUN(provider_cq_sizes);
+    RUN(provider_sq_shapes);
+    RUN(provider_rq_shapes);
+    RUN(provider_send_wqe_sges);
+    RUN(provider_send_wqe_inline);
+    RUN(provider_send_wqe_atomic);
+    RUN(provider_recv_wqe);
+    RUN(provider_cqe_to_wc);
+    RUN(provider_cqe_phase);
+    RUN(provider_wq_counts);
+    return unit_summary();
+}
