@@ -14,7 +14,9 @@
 #include <linux/semaphore.h>
 #include <linux/spinlock.h>
 #include <linux/u64_stats_sync.h>
+#include <linux/xarray.h>
 
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
 #include "softhca_hw.h"
@@ -96,6 +98,8 @@ struct softhca_aq {
 };
 
 struct softhca_eq {
+	/* serializes consumers: the interrupt and object teardown */
+	spinlock_t lock;
 	struct shca_eqe *ring;
 	dma_addr_t dma;
 	u32 size;
@@ -135,6 +139,9 @@ struct softhca_dev {
 	struct softhca_aq aq;
 	struct softhca_eq eq;
 	struct softhca_nic *nic;
+	/* cqn and qpn to object, for events; read under the EQ lock */
+	struct xarray cqs;
+	struct xarray qps;
 	char irq_name[3][32];
 };
 
@@ -155,13 +162,36 @@ struct softhca_pd {
 	u32 pdn;
 };
 
-/* Core-allocated objects the device cannot create yet (spec §3.1). */
 struct softhca_cq {
 	struct ib_cq ibcq;
+	u32 cqn;
+	struct ib_umem *umem;	/* CQE ring and record, user memory */
 };
 
 struct softhca_qp {
 	struct ib_qp ibqp;
+	struct ib_qp_cap cap;	/* as granted at creation */
+	enum ib_sig_type sq_sig_type;
+	struct ib_umem *sq_umem;
+	struct ib_umem *rq_umem;	/* NULL for a QP without an RQ */
+};
+
+struct softhca_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;	/* NULL for a DMA MR */
+};
+
+/*
+ * A buffer described to the device (spec §5.2, §13.3): the descriptor and
+ * the DMA-coherent pages of its page list.  The device copies the list
+ * when it creates the object, so the list lives only as long as the
+ * command.
+ */
+struct softhca_pbl {
+	struct shca_buf_desc desc;
+	u32 nr_lists;		/* list pages; with LIST2 [0] is the top */
+	__le64 **list;
+	dma_addr_t *list_dma;
 };
 
 enum softhca_mmap_flag {
@@ -189,6 +219,26 @@ static inline struct softhca_pd *to_spd(struct ib_pd *ibpd)
 	return container_of(ibpd, struct softhca_pd, ibpd);
 }
 
+static inline struct softhca_cq *to_scq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct softhca_cq, ibcq);
+}
+
+static inline struct softhca_qp *to_sqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct softhca_qp, ibqp);
+}
+
+static inline struct softhca_mr *to_smr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct softhca_mr, ibmr);
+}
+
+static inline bool softhca_has_qp(struct softhca_dev *sdev)
+{
+	return sdev->caps.caps & SHCA_CAP_QP;
+}
+
 static inline struct softhca_user_mmap_entry *
 to_smmap(struct rdma_user_mmap_entry *rdma_entry)
 {
@@ -212,6 +262,31 @@ static inline void softhca_wr64(struct softhca_dev *sdev, u32 reg_lo, u64 val)
 	softhca_wr32(sdev, reg_lo + 4, upper_32_bits(val));
 }
 
+/* CREATE_QP parameters, host byte order but for the descriptors. */
+struct softhca_create_qp_params {
+	u32 uctx;
+	u32 pdn;
+	u32 send_cqn;
+	u32 recv_cqn;
+	u8 type;		/* enum shca_qp_type */
+	u8 sq_log_size;
+	u8 sq_wqe_shift;
+	u8 rq_log_size;
+	u8 rq_wqe_shift;
+	const struct shca_buf_desc *sq;
+	const struct shca_buf_desc *rq;	/* NULL: no RQ */
+};
+
+/* REG_MR parameters; pages is NULL for SHCA_ACCESS_PHYS. */
+struct softhca_reg_mr_params {
+	u32 pdn;
+	u32 access;		/* SHCA_ACCESS_* */
+	u64 iova;
+	u64 length;
+	u32 first_offset;
+	const struct shca_buf_desc *pages;
+};
+
 /* softhca_admin.c */
 int softhca_aq_init(struct softhca_dev *sdev);
 void softhca_aq_destroy(struct softhca_dev *sdev);
@@ -227,10 +302,34 @@ int softhca_cmd_alloc_pd(struct softhca_dev *sdev, u32 *pdn);
 int softhca_cmd_dealloc_pd(struct softhca_dev *sdev, u32 pdn);
 int softhca_cmd_alloc_uctx(struct softhca_dev *sdev, u32 *uctx);
 int softhca_cmd_dealloc_uctx(struct softhca_dev *sdev, u32 uctx);
+int softhca_cmd_create_cq(struct softhca_dev *sdev, u32 uctx, u32 eqn,
+			  u8 log_size, const struct shca_buf_desc *buf,
+			  u32 *cqn);
+int softhca_cmd_destroy_cq(struct softhca_dev *sdev, u32 cqn);
+int softhca_cmd_create_qp(struct softhca_dev *sdev,
+			  const struct softhca_create_qp_params *params,
+			  u32 *qpn);
+int softhca_cmd_modify_qp(struct softhca_dev *sdev, u32 qpn, u32 attr_mask,
+			  dma_addr_t attr);
+int softhca_cmd_query_qp(struct softhca_dev *sdev, u32 qpn, dma_addr_t attr);
+int softhca_cmd_destroy_qp(struct softhca_dev *sdev, u32 qpn);
+int softhca_cmd_reg_mr(struct softhca_dev *sdev,
+		       const struct softhca_reg_mr_params *params, u32 *key);
+int softhca_cmd_dereg_mr(struct softhca_dev *sdev, u32 key);
+int softhca_cmd_query_stats(struct softhca_dev *sdev, dma_addr_t addr);
 
 /* softhca_eq.c */
 int softhca_eq_init(struct softhca_dev *sdev);
 void softhca_eq_destroy(struct softhca_dev *sdev);
+void softhca_eq_sync(struct softhca_dev *sdev);
+
+/* softhca_pbl.c */
+unsigned long softhca_pgsz_bitmap(struct softhca_dev *sdev);
+int softhca_pbl_build(struct softhca_dev *sdev, struct softhca_pbl *pbl,
+		      struct ib_umem *umem, unsigned long pgsz, bool list2);
+void softhca_pbl_free(struct softhca_dev *sdev, struct softhca_pbl *pbl);
+struct ib_umem *softhca_ring_pin(struct softhca_dev *sdev, u64 addr, u64 size,
+				 struct softhca_pbl *pbl);
 
 /* softhca_netdev.c */
 int softhca_netdev_init(struct softhca_dev *sdev);
@@ -258,24 +357,46 @@ int softhca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma);
 void softhca_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
 int softhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int softhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int softhca_copy_resp(struct ib_udata *udata, void *resp, size_t len);
+int softhca_copy_req(struct ib_device *ibdev, struct ib_udata *udata,
+		     void *req, size_t len);
+bool softhca_udata_req_ok(struct ib_device *ibdev, struct ib_udata *udata);
+
+/* softhca_cq.c */
 int softhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		      struct uverbs_attr_bundle *attrs);
 int softhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int softhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int softhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void softhca_cq_event(struct softhca_dev *sdev, u32 cqn, u8 type);
+
+/* softhca_qp.c */
 int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		      struct ib_udata *udata);
 int softhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		      int attr_mask, struct ib_udata *udata);
+int softhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		     int attr_mask, struct ib_qp_init_attr *init_attr);
 int softhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int softhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		      const struct ib_send_wr **bad_wr);
 int softhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr);
+void softhca_qp_event(struct softhca_dev *sdev, u32 qpn, u8 type);
+
+/* softhca_mr.c */
+u32 softhca_access_to_hw(int ib_access);
+int softhca_access_from_hw(u32 access);
 struct ib_mr *softhca_get_dma_mr(struct ib_pd *ibpd, int access_flags);
 struct ib_mr *softhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				  u64 virt_addr, int access_flags,
 				  struct ib_udata *udata);
 int softhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* softhca_stats.c */
+struct rdma_hw_stats *softhca_alloc_hw_port_stats(struct ib_device *ibdev,
+						  u32 port);
+int softhca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+			 u32 port, int index);
 
 #endif /* _SOFTHCA_H_ */

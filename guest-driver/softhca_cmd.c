@@ -88,3 +88,108 @@ int softhca_cmd_dealloc_uctx(struct softhca_dev *sdev, u32 uctx)
 {
 	return softhca_cmd_handle(sdev, SHCA_AQ_DEALLOC_UCTX, uctx);
 }
+
+/* Spec §13: objects of CAPS.QP. */
+
+int softhca_cmd_create_cq(struct softhca_dev *sdev, u32 uctx, u32 eqn,
+			  u8 log_size, const struct shca_buf_desc *buf,
+			  u32 *cqn)
+{
+	struct shca_aq_entry cmd;
+
+	softhca_cmd_init(&cmd, SHCA_AQ_CREATE_CQ);
+	cmd.create_cq.uctx = cpu_to_le32(uctx);
+	cmd.create_cq.eqn = cpu_to_le32(eqn);
+	cmd.create_cq.log_size = log_size;
+	cmd.create_cq.buf = *buf;
+	return softhca_aq_exec(sdev, &cmd, cqn);
+}
+
+int softhca_cmd_destroy_cq(struct softhca_dev *sdev, u32 cqn)
+{
+	return softhca_cmd_handle(sdev, SHCA_AQ_DESTROY_CQ, cqn);
+}
+
+int softhca_cmd_create_qp(struct softhca_dev *sdev,
+			  const struct softhca_create_qp_params *params,
+			  u32 *qpn)
+{
+	struct shca_aq_create_qp *c;
+	struct shca_aq_entry cmd;
+
+	softhca_cmd_init(&cmd, SHCA_AQ_CREATE_QP);
+	c = &cmd.create_qp;
+	c->uctx = cpu_to_le32(params->uctx);
+	c->pdn = cpu_to_le32(params->pdn);
+	c->send_cqn = cpu_to_le32(params->send_cqn);
+	c->recv_cqn = cpu_to_le32(params->recv_cqn);
+	c->type = params->type;
+	c->sq_log_size = params->sq_log_size;
+	c->sq_wqe_shift = params->sq_wqe_shift;
+	c->sq = *params->sq;
+	if (params->rq) {
+		c->rq_log_size = params->rq_log_size;
+		c->rq_wqe_shift = params->rq_wqe_shift;
+		c->rq = *params->rq;
+	}
+	return softhca_aq_exec(sdev, &cmd, qpn);
+}
+
+/* @attr is the bus address of a 64-byte aligned struct shca_qp_attr. */
+int softhca_cmd_modify_qp(struct softhca_dev *sdev, u32 qpn, u32 attr_mask,
+			  dma_addr_t attr)
+{
+	struct shca_aq_entry cmd;
+
+	softhca_cmd_init(&cmd, SHCA_AQ_MODIFY_QP);
+	cmd.qp_attr.qpn = cpu_to_le32(qpn);
+	cmd.qp_attr.attr_mask = cpu_to_le32(attr_mask);
+	cmd.qp_attr.attr_addr = cpu_to_le64(attr);
+	return softhca_aq_exec(sdev, &cmd, NULL);
+}
+
+int softhca_cmd_query_qp(struct softhca_dev *sdev, u32 qpn, dma_addr_t attr)
+{
+	struct shca_aq_entry cmd;
+
+	softhca_cmd_init(&cmd, SHCA_AQ_QUERY_QP);
+	cmd.qp_attr.qpn = cpu_to_le32(qpn);
+	cmd.qp_attr.attr_addr = cpu_to_le64(attr);
+	return softhca_aq_exec(sdev, &cmd, NULL);
+}
+
+int softhca_cmd_destroy_qp(struct softhca_dev *sdev, u32 qpn)
+{
+	return softhca_cmd_handle(sdev, SHCA_AQ_DESTROY_QP, qpn);
+}
+
+int softhca_cmd_reg_mr(struct softhca_dev *sdev,
+		       const struct softhca_reg_mr_params *params, u32 *key)
+{
+	struct shca_aq_entry cmd;
+
+	softhca_cmd_init(&cmd, SHCA_AQ_REG_MR);
+	cmd.reg_mr.pdn = cpu_to_le32(params->pdn);
+	cmd.reg_mr.access = cpu_to_le32(params->access);
+	cmd.reg_mr.iova = cpu_to_le64(params->iova);
+	cmd.reg_mr.length = cpu_to_le64(params->length);
+	cmd.reg_mr.first_offset = cpu_to_le32(params->first_offset);
+	if (params->pages)
+		cmd.reg_mr.pages = *params->pages;
+	return softhca_aq_exec(sdev, &cmd, key);
+}
+
+int softhca_cmd_dereg_mr(struct softhca_dev *sdev, u32 key)
+{
+	return softhca_cmd_handle(sdev, SHCA_AQ_DEREG_MR, key);
+}
+
+/* @addr receives SHCA_STAT_COUNT little-endian 64-bit counters. */
+int softhca_cmd_query_stats(struct softhca_dev *sdev, dma_addr_t addr)
+{
+	struct shca_aq_entry cmd;
+
+	softhca_cmd_init(&cmd, SHCA_AQ_QUERY_STATS);
+	cmd.query_stats.addr = cpu_to_le64(addr);
+	return softhca_aq_exec(sdev, &cmd, NULL);
+}

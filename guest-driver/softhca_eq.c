@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * The driver's event queue (spec §9): one EQ on the first EQ vector, which
- * carries port state changes to the net_device and to ib_core.
+ * carries port state changes to the net_device and to ib_core, and the
+ * events of CQs and QPs to their handlers.
+ *
+ * The EQ lock serializes the interrupt with softhca_eq_sync(): an object
+ * leaves its xarray, then a sync, and no handler can still be using it.
  */
 
 #include <linux/dma-mapping.h>
@@ -40,6 +44,19 @@ static void softhca_eq_poll(struct softhca_dev *sdev)
 		case SHCA_EQE_PORT_CHANGE:
 			softhca_eq_port_change(sdev, le64_to_cpu(eqe->data));
 			break;
+		case SHCA_EQE_COMPLETION:
+		case SHCA_EQE_CQ_ERROR:
+			softhca_cq_event(sdev, le32_to_cpu(eqe->obj),
+					 eqe->type);
+			break;
+		case SHCA_EQE_QP_FATAL:
+		case SHCA_EQE_QP_REQ_ERR:
+		case SHCA_EQE_QP_ACCESS_ERR:
+		case SHCA_EQE_COMM_EST:
+		case SHCA_EQE_SQ_DRAINED:
+			softhca_qp_event(sdev, le32_to_cpu(eqe->obj),
+					 eqe->type);
+			break;
 		default:
 			dev_warn_ratelimited(&sdev->pdev->dev,
 					     "unknown event type %u\n",
@@ -67,10 +84,9 @@ static bool softhca_eq_pending(struct softhca_eq *eq)
 	       eq->phase;
 }
 
-static irqreturn_t softhca_eq_irq(int irq, void *data)
+/* Called with the EQ lock held. */
+static void softhca_eq_process(struct softhca_dev *sdev)
 {
-	struct softhca_dev *sdev = data;
-
 	/*
 	 * An event written after the last poll but before the arm raises no
 	 * interrupt (the EQ was disarmed then), so look again after arming.
@@ -79,8 +95,32 @@ static irqreturn_t softhca_eq_irq(int irq, void *data)
 		softhca_eq_poll(sdev);
 		softhca_eq_arm(sdev);
 	} while (softhca_eq_pending(&sdev->eq));
+}
+
+static irqreturn_t softhca_eq_irq(int irq, void *data)
+{
+	struct softhca_dev *sdev = data;
+
+	spin_lock(&sdev->eq.lock);
+	softhca_eq_process(sdev);
+	spin_unlock(&sdev->eq.lock);
 
 	return IRQ_HANDLED;
+}
+
+/*
+ * Deliver every event the device has written so far and wait for a
+ * handler running elsewhere.  After a DESTROY command no event of the old
+ * object is left behind; before an object is published no event of an
+ * earlier one with the same number can reach it.
+ */
+void softhca_eq_sync(struct softhca_dev *sdev)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&sdev->eq.lock, flags);
+	softhca_eq_process(sdev);
+	spin_unlock_irqrestore(&sdev->eq.lock, flags);
 }
 
 int softhca_eq_init(struct softhca_dev *sdev)
@@ -96,6 +136,7 @@ int softhca_eq_init(struct softhca_dev *sdev)
 	eq->eqn = SOFTHCA_EQN;
 	eq->ci = 0;
 	eq->phase = SHCA_PHASE_BIT;
+	spin_lock_init(&eq->lock);
 	if (sdev->caps.max_eq <= eq->eqn ||
 	    sdev->caps.num_vectors <= SOFTHCA_EQ_VECTOR)
 		return -EIO;

@@ -56,14 +56,20 @@ static const struct ib_device_ops softhca_dev_ops = {
 	.query_device = softhca_query_device,
 	.query_pkey = softhca_query_pkey,
 	.query_port = softhca_query_port,
+	.query_qp = softhca_query_qp,
 	.reg_user_mr = softhca_reg_user_mr,
 	.req_notify_cq = softhca_req_notify_cq,
 
-	/* ib_core allocates CQs and QPs even when creation then fails. */
 	INIT_RDMA_OBJ_SIZE(ib_cq, softhca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, softhca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, softhca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, softhca_ucontext, ibucontext),
+};
+
+/* The counters of QUERY_STATS come with CAPS.QP. */
+static const struct ib_device_ops softhca_stats_ops = {
+	.alloc_hw_port_stats = softhca_alloc_hw_port_stats,
+	.get_hw_stats = softhca_get_hw_stats,
 };
 
 static void softhca_read_caps(struct softhca_dev *sdev)
@@ -190,6 +196,8 @@ static int softhca_ib_register(struct softhca_dev *sdev)
 	ibdev->dev.parent = &sdev->pdev->dev;
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);
 	ib_set_device_ops(ibdev, &softhca_dev_ops);
+	if (softhca_has_qp(sdev))
+		ib_set_device_ops(ibdev, &softhca_stats_ops);
 
 	err = ib_device_set_netdev(ibdev, ndev, SOFTHCA_PORT);
 	if (err)
@@ -217,6 +225,8 @@ static int softhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (!sdev)
 		return -ENOMEM;
 	sdev->pdev = pdev;
+	xa_init(&sdev->cqs);
+	xa_init(&sdev->qps);
 	pci_set_drvdata(pdev, sdev);
 
 	err = pci_enable_device_mem(pdev);
@@ -264,21 +274,22 @@ static int softhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (err)
 		goto err_aq_destroy;
 
-	err = softhca_ib_register(sdev);
+	/* CQs name the EQ: it exists as long as the ib_device does. */
+	err = softhca_eq_init(sdev);
 	if (err)
 		goto err_netdev_destroy;
 
-	err = softhca_eq_init(sdev);
+	err = softhca_ib_register(sdev);
 	if (err)
-		goto err_ib_unregister;
+		goto err_eq_destroy;
 
 	dev_info(&pdev->dev, "%s: version %u.%u, %d MSI-X vectors, netdev %s\n",
 		 dev_name(&sdev->ibdev.dev), sdev->caps.version >> 16,
 		 sdev->caps.version & 0xffff, nvec, sdev->nic->netdev->name);
 	return 0;
 
-err_ib_unregister:
-	ib_unregister_device(&sdev->ibdev);
+err_eq_destroy:
+	softhca_eq_destroy(sdev);
 err_netdev_destroy:
 	softhca_netdev_destroy(sdev);
 err_aq_destroy:
@@ -301,8 +312,8 @@ static void softhca_remove(struct pci_dev *pdev)
 {
 	struct softhca_dev *sdev = pci_get_drvdata(pdev);
 
-	softhca_eq_destroy(sdev);
 	ib_unregister_device(&sdev->ibdev);
+	softhca_eq_destroy(sdev);
 	softhca_netdev_destroy(sdev);
 	softhca_aq_destroy(sdev);
 	pci_free_irq_vectors(pdev);

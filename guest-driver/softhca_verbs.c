@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * Verbs: device and port queries, GIDs, user contexts with their doorbell
- * page, protection domains.  Version 0.1 of the device creates no QP, CQ or
- * MR (spec §3.1); the verbs ib_core requires for them fail with -EOPNOTSUPP.
+ * page, protection domains, and the udata helpers of every verb.  CQs, QPs
+ * and MRs have files of their own.
  */
 
 #include <linux/if_ether.h>
@@ -11,8 +11,6 @@
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
-#include <rdma/ib_umem.h>
-#include <rdma/uverbs_ioctl.h>
 
 #include "softhca.h"
 #include "softhca-abi.h"
@@ -51,8 +49,16 @@ int softhca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_init_rd_atom = caps->max_qp_rd_atom;
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 0;
-	attr->atomic_cap = IB_ATOMIC_NONE;
 	attr->max_ah = 0;
+	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_SYS_IMAGE_GUID;
+	if (softhca_has_qp(sdev)) {
+		attr->max_res_rd_atom = caps->max_qp * caps->max_qp_rd_atom;
+		attr->atomic_cap = IB_ATOMIC_HCA;
+		attr->device_cap_flags |= IB_DEVICE_RC_RNR_NAK_GEN;
+	} else {
+		attr->atomic_cap = IB_ATOMIC_NONE;
+	}
 
 	return 0;
 }
@@ -130,14 +136,33 @@ int softhca_del_gid(const struct ib_gid_attr *attr, void **context)
 }
 
 /* Copy at most the response the caller has room for (spec §11). */
-static int softhca_copy_resp(struct ib_udata *udata, void *resp, size_t len)
+int softhca_copy_resp(struct ib_udata *udata, void *resp, size_t len)
 {
 	return ib_copy_to_udata(udata, resp, min(len, udata->outlen));
 }
 
-/* No request carries fields yet: every byte of it must be zero. */
-static bool softhca_udata_req_ok(struct ib_device *ibdev,
-				 struct ib_udata *udata)
+/*
+ * Copy a request of which every field this driver knows is required; bytes
+ * beyond them must be zero (spec §11).
+ */
+int softhca_copy_req(struct ib_device *ibdev, struct ib_udata *udata,
+		     void *req, size_t len)
+{
+	if (udata->inlen < len) {
+		ibdev_dbg(ibdev, "request of %zu bytes, %zu expected\n",
+			  udata->inlen, len);
+		return -EINVAL;
+	}
+	if (udata->inlen > len &&
+	    !ib_is_udata_cleared(udata, len, udata->inlen - len)) {
+		ibdev_dbg(ibdev, "non-zero unknown request bytes\n");
+		return -EOPNOTSUPP;
+	}
+	return ib_copy_from_udata(req, udata, len);
+}
+
+/* For requests without fields: every byte of them must be zero. */
+bool softhca_udata_req_ok(struct ib_device *ibdev, struct ib_udata *udata)
 {
 	if (!udata->inlen || ib_is_udata_cleared(udata, 0, udata->inlen))
 		return true;
@@ -323,78 +348,4 @@ int softhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 				      "DEALLOC_PD %u failed: %d\n", pd->pdn,
 				      err);
 	return 0;
-}
-
-/*
- * Mandatory for ib_register_device(), not yet implemented by the device:
- * creation fails, so the other calls never see an object of ours.
- */
-
-int softhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		      struct uverbs_attr_bundle *attrs)
-{
-	return -EOPNOTSUPP;
-}
-
-int softhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-int softhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
-{
-	return -EOPNOTSUPP;
-}
-
-int softhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
-{
-	return -EOPNOTSUPP;
-}
-
-int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
-		      struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-int softhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-		      int attr_mask, struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-int softhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-int softhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		      const struct ib_send_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-int softhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		      const struct ib_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-struct ib_mr *softhca_get_dma_mr(struct ib_pd *ibpd, int access_flags)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-struct ib_mr *softhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-				  u64 virt_addr, int access_flags,
-				  struct ib_udata *udata)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-int softhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
 }

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Memory regions (spec §13.3): user MRs over pinned pages described by a
+ * page list the device copies at REG_MR, and DMA MRs of kernel PDs over
+ * guest-physical addresses.  lkey and rkey are the one key the device
+ * returns.
+ */
+
+#include <linux/slab.h>
+
+#include <rdma/ib_umem.h>
+
+#include "softhca.h"
+
+/* The access rights the device knows. */
+#define SOFTHCA_IB_ACCESS						\
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |		\
+	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+u32 softhca_access_to_hw(int ib_access)
+{
+	u32 access = 0;
+
+	if (ib_access & IB_ACCESS_LOCAL_WRITE)
+		access |= SHCA_ACCESS_LOCAL_WRITE;
+	if (ib_access & IB_ACCESS_REMOTE_WRITE)
+		access |= SHCA_ACCESS_REMOTE_WRITE;
+	if (ib_access & IB_ACCESS_REMOTE_READ)
+		access |= SHCA_ACCESS_REMOTE_READ;
+	if (ib_access & IB_ACCESS_REMOTE_ATOMIC)
+		access |= SHCA_ACCESS_REMOTE_ATOMIC;
+	return access;
+}
+
+int softhca_access_from_hw(u32 access)
+{
+	int ib_access = 0;
+
+	if (access & SHCA_ACCESS_LOCAL_WRITE)
+		ib_access |= IB_ACCESS_LOCAL_WRITE;
+	if (access & SHCA_ACCESS_REMOTE_WRITE)
+		ib_access |= IB_ACCESS_REMOTE_WRITE;
+	if (access & SHCA_ACCESS_REMOTE_READ)
+		ib_access |= IB_ACCESS_REMOTE_READ;
+	if (access & SHCA_ACCESS_REMOTE_ATOMIC)
+		ib_access |= IB_ACCESS_REMOTE_ATOMIC;
+	return ib_access;
+}
+
+/* Optional flags (relaxed ordering) may be ignored; others may not. */
+static bool softhca_access_ok(struct softhca_dev *sdev, int access)
+{
+	if (!(access & ~(SOFTHCA_IB_ACCESS | IB_ACCESS_OPTIONAL)))
+		return true;
+
+	ibdev_dbg(&sdev->ibdev, "access flags %#x not supported\n",
+		  access & ~(SOFTHCA_IB_ACCESS | IB_ACCESS_OPTIONAL));
+	return false;
+}
+
+static struct ib_mr *softhca_reg_mr(struct softhca_dev *sdev,
+				    struct softhca_mr *mr,
+				    const struct softhca_reg_mr_params *params)
+{
+	u32 key;
+	int err;
+
+	err = softhca_cmd_reg_mr(sdev, params, &key);
+	if (err) {
+		ibdev_dbg(&sdev->ibdev, "REG_MR of %#llx bytes failed: %d\n",
+			  params->length, err);
+		return ERR_PTR(err);
+	}
+
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	return &mr->ibmr;
+}
+
+/* The whole guest-physical space of a kernel PD (spec §13.3, PHYS). */
+struct ib_mr *softhca_get_dma_mr(struct ib_pd *ibpd, int access_flags)
+{
+	struct softhca_dev *sdev = to_sdev(ibpd->device);
+	struct softhca_reg_mr_params params = {};
+	struct softhca_mr *mr;
+	struct ib_mr *ibmr;
+
+	if (!softhca_has_qp(sdev) || ibpd->uobject)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!softhca_access_ok(sdev, access_flags))
+		return ERR_PTR(-EOPNOTSUPP);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	params.pdn = to_spd(ibpd)->pdn;
+	params.access = softhca_access_to_hw(access_flags) | SHCA_ACCESS_PHYS;
+	params.length = sdev->caps.max_mr_size;
+	ibmr = softhca_reg_mr(sdev, mr, &params);
+	if (IS_ERR(ibmr))
+		kfree(mr);
+	return ibmr;
+}
+
+struct ib_mr *softhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				  u64 virt_addr, int access_flags,
+				  struct ib_udata *udata)
+{
+	struct softhca_dev *sdev = to_sdev(ibpd->device);
+	struct softhca_reg_mr_params params = {};
+	struct softhca_pbl pbl;
+	struct softhca_mr *mr;
+	unsigned long pgsz;
+	struct ib_mr *ibmr;
+	int err;
+
+	if (!softhca_has_qp(sdev))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!softhca_access_ok(sdev, access_flags))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (udata && !softhca_udata_req_ok(&sdev->ibdev, udata))
+		return ERR_PTR(-EINVAL);
+	if (!length || length > sdev->caps.max_mr_size) {
+		ibdev_dbg(&sdev->ibdev, "reg_mr: length %#llx, max %#llx\n",
+			  length, sdev->caps.max_mr_size);
+		return ERR_PTR(-EINVAL);
+	}
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	mr->umem = ib_umem_get(ibpd->device, start, length, access_flags);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		ibdev_dbg(&sdev->ibdev, "reg_mr: pinning failed: %d\n", err);
+		goto err_free;
+	}
+
+	pgsz = ib_umem_find_best_pgsz(mr->umem, softhca_pgsz_bitmap(sdev),
+				      virt_addr);
+	if (!pgsz) {
+		ibdev_dbg(&sdev->ibdev, "reg_mr: no usable page size\n");
+		err = -EINVAL;
+		goto err_release;
+	}
+
+	err = softhca_pbl_build(sdev, &pbl, mr->umem, pgsz, true);
+	if (err)
+		goto err_release;
+
+	params.pdn = to_spd(ibpd)->pdn;
+	params.access = softhca_access_to_hw(access_flags);
+	params.iova = virt_addr;
+	params.length = length;
+	params.first_offset = ib_umem_dma_offset(mr->umem, pgsz);
+	params.pages = &pbl.desc;
+	ibmr = softhca_reg_mr(sdev, mr, &params);
+	/* The device has copied the list (or failed): it is not needed. */
+	softhca_pbl_free(sdev, &pbl);
+	if (IS_ERR(ibmr)) {
+		err = PTR_ERR(ibmr);
+		goto err_release;
+	}
+	return ibmr;
+
+err_release:
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+int softhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct softhca_dev *sdev = to_sdev(ibmr->device);
+	struct softhca_mr *mr = to_smr(ibmr);
+	int err;
+
+	err = softhca_cmd_dereg_mr(sdev, ibmr->lkey);
+	if (err) {
+		/* ib_core forgets the MR anyway; its pages stay pinned. */
+		ibdev_err_ratelimited(&sdev->ibdev,
+				      "DEREG_MR %#x failed: %d, leaking its pages\n",
+				      ibmr->lkey, err);
+		kfree(mr);
+		return 0;
+	}
+
+	ib_umem_release(mr->umem);
+	kfree(mr);
+	return 0;
+}

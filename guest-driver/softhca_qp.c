@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Queue pairs (spec §13.2): RC and UC QPs of user contexts, whose send and
+ * receive rings live in the process's memory.  Attributes travel to and
+ * from the device as a 64-byte struct shca_qp_attr in coherent memory; the
+ * device enforces the state machine, ib_modify_qp_is_ok() checks first.
+ */
+
+#include <linux/dma-mapping.h>
+
+#include <rdma/ib_umem.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "softhca.h"
+#include "softhca-abi.h"
+
+/* The device numbers states and MTUs as IBA, hence as ib_verbs. */
+static_assert((int)SHCA_QPS_RESET == (int)IB_QPS_RESET);
+static_assert((int)SHCA_QPS_INIT == (int)IB_QPS_INIT);
+static_assert((int)SHCA_QPS_RTR == (int)IB_QPS_RTR);
+static_assert((int)SHCA_QPS_RTS == (int)IB_QPS_RTS);
+static_assert((int)SHCA_QPS_SQD == (int)IB_QPS_SQD);
+static_assert((int)SHCA_QPS_SQE == (int)IB_QPS_SQE);
+static_assert((int)SHCA_QPS_ERR == (int)IB_QPS_ERR);
+
+/* WQE strides (spec §13.2) and the fixed part of each WQE. */
+#define SOFTHCA_SQ_WQE_SHIFT_MIN	6
+#define SOFTHCA_RQ_WQE_SHIFT_MIN	4
+#define SOFTHCA_WQE_SHIFT_MAX		11
+
+/* PSNs are 24 bits (spec §16). */
+#define SOFTHCA_PSN_MASK		GENMASK(23, 0)
+
+/* Attributes this driver passes to the device. */
+#define SOFTHCA_QP_ATTR_MASK						\
+	(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS |		\
+	 IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_QKEY | IB_QP_AV |	\
+	 IB_QP_PATH_MTU | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |		\
+	 IB_QP_RNR_RETRY | IB_QP_RQ_PSN | IB_QP_MAX_QP_RD_ATOMIC |	\
+	 IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |	\
+	 IB_QP_DEST_QPN)
+
+/* A QP grants remote rights only (spec §13.2). */
+#define SOFTHCA_QP_ACCESS						\
+	(SHCA_ACCESS_REMOTE_WRITE | SHCA_ACCESS_REMOTE_READ |		\
+	 SHCA_ACCESS_REMOTE_ATOMIC)
+
+/* One struct shca_qp_attr for one command. */
+struct softhca_qp_attr_buf {
+	struct shca_qp_attr *attr;
+	dma_addr_t dma;
+};
+
+static int softhca_qp_attr_alloc(struct softhca_dev *sdev,
+				 struct softhca_qp_attr_buf *buf)
+{
+	/* Coherent memory is page aligned, hence 64-byte aligned. */
+	buf->attr = dma_alloc_coherent(&sdev->pdev->dev, sizeof(*buf->attr),
+				       &buf->dma, GFP_KERNEL);
+	return buf->attr ? 0 : -ENOMEM;
+}
+
+static void softhca_qp_attr_free(struct softhca_dev *sdev,
+				 struct softhca_qp_attr_buf *buf)
+{
+	dma_free_coherent(&sdev->pdev->dev, sizeof(*buf->attr), buf->attr,
+			  buf->dma);
+}
+
+/* The largest number of SGEs (or inline bytes) a WQE stride leaves room for. */
+static u32 softhca_wqe_sges(u8 shift, size_t header, u32 max)
+{
+	return min_t(u32, (BIT(shift) - header) / sizeof(struct shca_sge), max);
+}
+
+static int softhca_qp_check(struct softhca_dev *sdev,
+			    struct ib_qp_init_attr *init_attr,
+			    const struct softhca_ibv_create_qp *req)
+{
+	struct softhca_caps *caps = &sdev->caps;
+	struct ib_qp_cap *cap = &init_attr->cap;
+	struct ib_device *ibdev = &sdev->ibdev;
+	bool has_rq = req->rq_buf_size;
+
+	if (req->comp_mask) {
+		ibdev_dbg(ibdev, "create_qp: unknown comp_mask %#x\n",
+			  req->comp_mask);
+		return -EOPNOTSUPP;
+	}
+
+	if (cap->max_send_wr > caps->max_qp_wr ||
+	    cap->max_recv_wr > caps->max_qp_wr ||
+	    cap->max_send_sge > caps->max_sge ||
+	    cap->max_recv_sge > caps->max_sge ||
+	    cap->max_inline_data > caps->max_inline) {
+		ibdev_dbg(ibdev, "create_qp: caps over the device's limits\n");
+		return -EINVAL;
+	}
+
+	if (req->sq_wqe_shift < SOFTHCA_SQ_WQE_SHIFT_MIN ||
+	    req->sq_wqe_shift > SOFTHCA_WQE_SHIFT_MAX ||
+	    req->sq_log_size > 31 ||
+	    BIT(req->sq_log_size) < cap->max_send_wr ||
+	    BIT(req->sq_log_size) > caps->max_qp_wr ||
+	    softhca_wqe_sges(req->sq_wqe_shift, sizeof(struct shca_send_wqe),
+			     U32_MAX) < cap->max_send_sge ||
+	    BIT(req->sq_wqe_shift) - sizeof(struct shca_send_wqe) <
+	    cap->max_inline_data ||
+	    req->sq_buf_size < (u64)BIT(req->sq_log_size) << req->sq_wqe_shift) {
+		ibdev_dbg(ibdev, "create_qp: bad SQ 2^%u x 2^%u, %llu bytes\n",
+			  req->sq_log_size, req->sq_wqe_shift, req->sq_buf_size);
+		return -EINVAL;
+	}
+
+	if (!has_rq) {
+		if (cap->max_recv_wr || req->rq_log_size || req->rq_wqe_shift) {
+			ibdev_dbg(ibdev, "create_qp: receives without an RQ\n");
+			return -EINVAL;
+		}
+		return 0;
+	}
+
+	if (req->rq_wqe_shift < SOFTHCA_RQ_WQE_SHIFT_MIN ||
+	    req->rq_wqe_shift > SOFTHCA_WQE_SHIFT_MAX ||
+	    req->rq_log_size > 31 ||
+	    BIT(req->rq_log_size) < cap->max_recv_wr ||
+	    BIT(req->rq_log_size) > caps->max_qp_wr ||
+	    softhca_wqe_sges(req->rq_wqe_shift, sizeof(struct shca_recv_wqe),
+			     U32_MAX) < cap->max_recv_sge ||
+	    req->rq_buf_size < (u64)BIT(req->rq_log_size) << req->rq_wqe_shift) {
+		ibdev_dbg(ibdev, "create_qp: bad RQ 2^%u x 2^%u, %llu bytes\n",
+			  req->rq_log_size, req->rq_wqe_shift, req->rq_buf_size);
+		return -EINVAL;
+	}
+
+	return 0;
+}
+
+/* What the rings can hold, reported back through init_attr->cap. */
+static void softhca_qp_set_cap(struct softhca_dev *sdev, struct softhca_qp *qp,
+			       const struct softhca_ibv_create_qp *req,
+			       struct ib_qp_cap *cap)
+{
+	u32 sq_room = BIT(req->sq_wqe_shift) - sizeof(struct shca_send_wqe);
+
+	cap->max_send_wr = BIT(req->sq_log_size);
+	cap->max_send_sge = softhca_wqe_sges(req->sq_wqe_shift,
+					     sizeof(struct shca_send_wqe),
+					     sdev->caps.max_sge);
+	cap->max_inline_data = min(sq_room, sdev->caps.max_inline);
+	if (req->rq_buf_size) {
+		cap->max_recv_wr = BIT(req->rq_log_size);
+		cap->max_recv_sge =
+			softhca_wqe_sges(req->rq_wqe_shift,
+					 sizeof(struct shca_recv_wqe),
+					 sdev->caps.max_sge);
+	} else {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
+	qp->cap = *cap;
+}
+
+int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
+		      struct ib_udata *udata)
+{
+	struct softhca_dev *sdev = to_sdev(ibqp->device);
+	struct softhca_ibv_create_qp_resp resp = {};
+	struct softhca_create_qp_params params = {};
+	struct softhca_qp *qp = to_sqp(ibqp);
+	struct softhca_pbl sq_pbl, rq_pbl;
+	struct softhca_ibv_create_qp req;
+	struct softhca_ucontext *uctx;
+	u32 qpn;
+	int err;
+
+	/* Kernel QPs come with kernel verbs, later. */
+	if (!udata || !softhca_has_qp(sdev))
+		return -EOPNOTSUPP;
+	if (init_attr->qp_type != IB_QPT_RC &&
+	    init_attr->qp_type != IB_QPT_UC) {
+		ibdev_dbg(&sdev->ibdev, "create_qp: type %d not supported\n",
+			  init_attr->qp_type);
+		return -EOPNOTSUPP;
+	}
+	if (init_attr->create_flags || init_attr->srq) {
+		ibdev_dbg(&sdev->ibdev, "create_qp: no flags, no SRQ\n");
+		return -EOPNOTSUPP;
+	}
+	if (!init_attr->send_cq || !init_attr->recv_cq)
+		return -EINVAL;
+
+	uctx = rdma_udata_to_drv_context(udata, struct softhca_ucontext,
+					 ibucontext);
+	err = softhca_copy_req(&sdev->ibdev, udata, &req, sizeof(req));
+	if (err)
+		return err;
+	err = softhca_qp_check(sdev, init_attr, &req);
+	if (err)
+		return err;
+
+	qp->sq_umem = softhca_ring_pin(sdev, req.sq_buf_addr, req.sq_buf_size,
+				       &sq_pbl);
+	if (IS_ERR(qp->sq_umem))
+		return PTR_ERR(qp->sq_umem);
+
+	qp->rq_umem = NULL;
+	if (req.rq_buf_size) {
+		qp->rq_umem = softhca_ring_pin(sdev, req.rq_buf_addr,
+					       req.rq_buf_size, &rq_pbl);
+		if (IS_ERR(qp->rq_umem)) {
+			err = PTR_ERR(qp->rq_umem);
+			softhca_pbl_free(sdev, &sq_pbl);
+			goto err_release_sq;
+		}
+		params.rq = &rq_pbl.desc;
+		params.rq_log_size = req.rq_log_size;
+		params.rq_wqe_shift = req.rq_wqe_shift;
+	}
+
+	params.uctx = uctx->uctx;
+	params.pdn = to_spd(ibqp->pd)->pdn;
+	params.send_cqn = to_scq(init_attr->send_cq)->cqn;
+	params.recv_cqn = to_scq(init_attr->recv_cq)->cqn;
+	params.type = init_attr->qp_type == IB_QPT_RC ? SHCA_QPT_RC :
+							SHCA_QPT_UC;
+	params.sq_log_size = req.sq_log_size;
+	params.sq_wqe_shift = req.sq_wqe_shift;
+	params.sq = &sq_pbl.desc;
+	err = softhca_cmd_create_qp(sdev, &params, &qpn);
+	softhca_pbl_free(sdev, &sq_pbl);
+	if (qp->rq_umem)
+		softhca_pbl_free(sdev, &rq_pbl);
+	if (err) {
+		ibdev_dbg(&sdev->ibdev, "CREATE_QP failed: %d\n", err);
+		goto err_release_rq;
+	}
+	ibqp->qp_num = qpn;
+
+	/* Events of an earlier QP with this number go before it appears. */
+	softhca_eq_sync(sdev);
+	err = xa_insert(&sdev->qps, qpn, qp, GFP_KERNEL);
+	if (err) {
+		ibdev_err_ratelimited(&sdev->ibdev,
+				      "device returned qpn %u in use: %d\n",
+				      qpn, err);
+		goto err_destroy;
+	}
+
+	softhca_qp_set_cap(sdev, qp, &req, &init_attr->cap);
+	qp->sq_sig_type = init_attr->sq_sig_type;
+	resp.qpn = qpn;
+	err = softhca_copy_resp(udata, &resp, sizeof(resp));
+	if (err)
+		goto err_erase;
+
+	return 0;
+
+err_erase:
+	xa_erase(&sdev->qps, qpn);
+err_destroy:
+	if (softhca_cmd_destroy_qp(sdev, qpn))
+		return err;	/* the device may still use the rings */
+	softhca_eq_sync(sdev);
+err_release_rq:
+	ib_umem_release(qp->rq_umem);
+err_release_sq:
+	ib_umem_release(qp->sq_umem);
+	return err;
+}
+
+int softhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct softhca_dev *sdev = to_sdev(ibqp->device);
+	struct softhca_qp *qp = to_sqp(ibqp);
+	int err;
+
+	xa_erase(&sdev->qps, ibqp->qp_num);
+	err = softhca_cmd_destroy_qp(sdev, ibqp->qp_num);
+	if (err) {
+		/* ib_core frees the QP anyway; its rings stay pinned. */
+		ibdev_err_ratelimited(&sdev->ibdev,
+				      "DESTROY_QP %u failed: %d, leaking its rings\n",
+				      ibqp->qp_num, err);
+		return 0;
+	}
+
+	/* No event handler uses the QP once this returns. */
+	softhca_eq_sync(sdev);
+	ib_umem_release(qp->rq_umem);
+	ib_umem_release(qp->sq_umem);
+	return 0;
+}
+
+/* The address vector of a RoCE v2 path (spec §13.2). */
+static int softhca_qp_set_av(struct softhca_dev *sdev, struct ib_qp *ibqp,
+			     const struct rdma_ah_attr *ah_attr, u32 dest_qpn,
+			     struct shca_qp_attr *hw)
+{
+	const struct ib_global_route *grh;
+	const struct ib_gid_attr *sgid_attr;
+
+	if (ah_attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(ah_attr) & IB_AH_GRH)) {
+		ibdev_dbg(&sdev->ibdev, "modify_qp: AV without a GRH\n");
+		return -EINVAL;
+	}
+
+	grh = rdma_ah_read_grh(ah_attr);
+	sgid_attr = grh->sgid_attr;
+	if (!sgid_attr || sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP) {
+		ibdev_dbg(&sdev->ibdev, "modify_qp: source GID %u not RoCE v2\n",
+			  grh->sgid_index);
+		return -EINVAL;
+	}
+
+	memcpy(hw->dgid, grh->dgid.raw, sizeof(hw->dgid));
+	memcpy(hw->dmac, ah_attr->roce.dmac, sizeof(hw->dmac));
+	hw->hop_limit = grh->hop_limit;
+	hw->traffic_class = grh->traffic_class;
+	hw->flow_label = cpu_to_le32(grh->flow_label);
+	hw->sgid_index = cpu_to_le16(sgid_attr->index);
+	/* As rdma_rxe does, so that the two choose alike. */
+	hw->udp_sport = cpu_to_le16(rdma_get_udp_sport(grh->flow_label,
+						       ibqp->qp_num,
+						       dest_qpn));
+	return 0;
+}
+
+/* ib_qp_attr and its mask to struct shca_qp_attr and SHCA_QP_ATTR_*. */
+static int softhca_qp_attr_to_hw(struct softhca_dev *sdev, struct ib_qp *ibqp,
+				 const struct ib_qp_attr *attr, int mask,
+				 u32 dest_qpn, struct shca_qp_attr *hw,
+				 u32 *hw_mask)
+{
+	u32 max_atom = sdev->caps.max_qp_rd_atom;
+	u32 access;
+	int err;
+
+	memset(hw, 0, sizeof(*hw));
+	*hw_mask = 0;
+
+	if (mask & IB_QP_STATE) {
+		hw->state = attr->qp_state;
+		*hw_mask |= SHCA_QP_ATTR_STATE;
+	}
+	if (mask & IB_QP_ACCESS_FLAGS) {
+		access = softhca_access_to_hw(attr->qp_access_flags);
+		hw->access = cpu_to_le32(access & SOFTHCA_QP_ACCESS);
+		*hw_mask |= SHCA_QP_ATTR_ACCESS;
+	}
+	if (mask & IB_QP_PATH_MTU) {
+		if (attr->path_mtu < IB_MTU_256 ||
+		    attr->path_mtu > IB_MTU_4096)
+			return -EINVAL;
+		hw->path_mtu = attr->path_mtu;
+		*hw_mask |= SHCA_QP_ATTR_PATH_MTU;
+	}
+	if (mask & IB_QP_AV) {
+		err = softhca_qp_set_av(sdev, ibqp, &attr->ah_attr, dest_qpn,
+					hw);
+		if (err)
+			return err;
+		*hw_mask |= SHCA_QP_ATTR_AV;
+	}
+	if (mask & IB_QP_TIMEOUT) {
+		hw->timeout = attr->timeout;
+		*hw_mask |= SHCA_QP_ATTR_TIMEOUT;
+	}
+	if (mask & IB_QP_RETRY_CNT) {
+		hw->retry_cnt = attr->retry_cnt;
+		*hw_mask |= SHCA_QP_ATTR_RETRY_CNT;
+	}
+	if (mask & IB_QP_RNR_RETRY) {
+		hw->rnr_retry = attr->rnr_retry;
+		*hw_mask |= SHCA_QP_ATTR_RNR_RETRY;
+	}
+	if (mask & IB_QP_MIN_RNR_TIMER) {
+		hw->min_rnr_timer = attr->min_rnr_timer;
+		*hw_mask |= SHCA_QP_ATTR_MIN_RNR_TIMER;
+	}
+	if (mask & IB_QP_RQ_PSN) {
+		hw->rq_psn = cpu_to_le32(attr->rq_psn & SOFTHCA_PSN_MASK);
+		*hw_mask |= SHCA_QP_ATTR_RQ_PSN;
+	}
+	if (mask & IB_QP_SQ_PSN) {
+		hw->sq_psn = cpu_to_le32(attr->sq_psn & SOFTHCA_PSN_MASK);
+		*hw_mask |= SHCA_QP_ATTR_SQ_PSN;
+	}
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC) {
+		if (attr->max_rd_atomic > max_atom)
+			return -EINVAL;
+		hw->max_rd_atomic = attr->max_rd_atomic;
+		*hw_mask |= SHCA_QP_ATTR_MAX_RD_ATOMIC;
+	}
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
+		if (attr->max_dest_rd_atomic > max_atom)
+			return -EINVAL;
+		hw->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+		*hw_mask |= SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC;
+	}
+	if (mask & IB_QP_DEST_QPN) {
+		hw->dest_qpn = cpu_to_le32(attr->dest_qp_num);
+		*hw_mask |= SHCA_QP_ATTR_DEST_QPN;
+	}
+	if (mask & IB_QP_QKEY) {
+		hw->qkey = cpu_to_le32(attr->qkey);
+		*hw_mask |= SHCA_QP_ATTR_QKEY;
+	}
+	return 0;
+}
+
+int softhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		      int attr_mask, struct ib_udata *udata)
+{
+	struct softhca_dev *sdev = to_sdev(ibqp->device);
+	struct softhca_qp_attr_buf buf;
+	enum ib_qp_state cur, new;
+	u32 dest_qpn, hw_mask;
+	int err;
+
+	if (udata && !softhca_udata_req_ok(&sdev->ibdev, udata))
+		return -EINVAL;
+	if (attr_mask & ~SOFTHCA_QP_ATTR_MASK) {
+		ibdev_dbg(&sdev->ibdev, "modify_qp: attributes %#x unsupported\n",
+			  attr_mask & ~SOFTHCA_QP_ATTR_MASK);
+		return -EOPNOTSUPP;
+	}
+	if (((attr_mask & IB_QP_PKEY_INDEX) && attr->pkey_index) ||
+	    ((attr_mask & IB_QP_PORT) && attr->port_num != SOFTHCA_PORT))
+		return -EINVAL;
+
+	err = softhca_qp_attr_alloc(sdev, &buf);
+	if (err)
+		return err;
+
+	/* The device knows the state: it moves QPs to ERR by itself. */
+	err = softhca_cmd_query_qp(sdev, ibqp->qp_num, buf.dma);
+	if (err)
+		goto out;
+	cur = attr_mask & IB_QP_CUR_STATE ? attr->cur_qp_state :
+					    buf.attr->state;
+	new = attr_mask & IB_QP_STATE ? attr->qp_state : cur;
+	dest_qpn = attr_mask & IB_QP_DEST_QPN ? attr->dest_qp_num :
+						le32_to_cpu(buf.attr->dest_qpn);
+	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, attr_mask)) {
+		ibdev_dbg(&sdev->ibdev,
+			  "modify_qp %u: %d -> %d with mask %#x not allowed\n",
+			  ibqp->qp_num, cur, new, attr_mask);
+		err = -EINVAL;
+		goto out;
+	}
+
+	err = softhca_qp_attr_to_hw(sdev, ibqp, attr, attr_mask, dest_qpn,
+				    buf.attr, &hw_mask);
+	if (err)
+		goto out;
+
+	err = softhca_cmd_modify_qp(sdev, ibqp->qp_num, hw_mask, buf.dma);
+	if (err)
+		ibdev_dbg(&sdev->ibdev, "MODIFY_QP %u mask %#x failed: %d\n",
+			  ibqp->qp_num, hw_mask, err);
+out:
+	softhca_qp_attr_free(sdev, &buf);
+	return err;
+}
+
+static void softhca_qp_attr_from_hw(struct softhca_qp *qp,
+				    const struct shca_qp_attr *hw,
+				    struct ib_qp_attr *attr)
+{
+	struct rdma_ah_attr *ah_attr = &attr->ah_attr;
+	union ib_gid dgid;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = hw->state;
+	attr->cur_qp_state = hw->state;
+	attr->path_mtu = hw->path_mtu;
+	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->qkey = le32_to_cpu(hw->qkey);
+	attr->rq_psn = le32_to_cpu(hw->rq_psn);
+	attr->sq_psn = le32_to_cpu(hw->sq_psn);
+	attr->dest_qp_num = le32_to_cpu(hw->dest_qpn);
+	attr->qp_access_flags = softhca_access_from_hw(le32_to_cpu(hw->access));
+	attr->cap = qp->cap;
+	attr->port_num = SOFTHCA_PORT;
+	attr->timeout = hw->timeout;
+	attr->retry_cnt = hw->retry_cnt;
+	attr->rnr_retry = hw->rnr_retry;
+	attr->min_rnr_timer = hw->min_rnr_timer;
+	attr->max_rd_atomic = hw->max_rd_atomic;
+	attr->max_dest_rd_atomic = hw->max_dest_rd_atomic;
+	attr->sq_draining = hw->state == SHCA_QPS_SQD;
+
+	ah_attr->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(ah_attr, SOFTHCA_PORT);
+	memcpy(dgid.raw, hw->dgid, sizeof(dgid.raw));
+	rdma_ah_set_grh(ah_attr, &dgid, le32_to_cpu(hw->flow_label),
+			le16_to_cpu(hw->sgid_index), hw->hop_limit,
+			hw->traffic_class);
+	memcpy(ah_attr->roce.dmac, hw->dmac, sizeof(ah_attr->roce.dmac));
+}
+
+int softhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		     int attr_mask, struct ib_qp_init_attr *init_attr)
+{
+	struct softhca_dev *sdev = to_sdev(ibqp->device);
+	struct softhca_qp *qp = to_sqp(ibqp);
+	struct softhca_qp_attr_buf buf;
+	int err;
+
+	err = softhca_qp_attr_alloc(sdev, &buf);
+	if (err)
+		return err;
+
+	err = softhca_cmd_query_qp(sdev, ibqp->qp_num, buf.dma);
+	if (err) {
+		ibdev_dbg(&sdev->ibdev, "QUERY_QP %u failed: %d\n",
+			  ibqp->qp_num, err);
+		goto out;
+	}
+	softhca_qp_attr_from_hw(qp, buf.attr, attr);
+
+	memset(init_attr, 0, sizeof(*init_attr));
+	init_attr->event_handler = ibqp->registered_event_handler;
+	init_attr->qp_context = ibqp->qp_context;
+	init_attr->send_cq = ibqp->send_cq;
+	init_attr->recv_cq = ibqp->recv_cq;
+	init_attr->cap = qp->cap;
+	init_attr->sq_sig_type = qp->sq_sig_type;
+	init_attr->qp_type = ibqp->qp_type;
+	init_attr->port_num = SOFTHCA_PORT;
+out:
+	softhca_qp_attr_free(sdev, &buf);
+	return err;
+}
+
+/* User QPs are posted to by the provider, through its doorbell page. */
+int softhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+int softhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+static enum ib_event_type softhca_qp_event_type(u8 type)
+{
+	switch (type) {
+	case SHCA_EQE_QP_FATAL:
+		return IB_EVENT_QP_FATAL;
+	case SHCA_EQE_QP_REQ_ERR:
+		return IB_EVENT_QP_REQ_ERR;
+	case SHCA_EQE_QP_ACCESS_ERR:
+		return IB_EVENT_QP_ACCESS_ERR;
+	case SHCA_EQE_COMM_EST:
+		return IB_EVENT_COMM_EST;
+	default:
+		return IB_EVENT_SQ_DRAINED;
+	}
+}
+
+/* Asynchronous QP events; called with the EQ lock held. */
+void softhca_qp_event(struct softhca_dev *sdev, u32 qpn, u8 type)
+{
+	struct softhca_qp *qp = xa_load(&sdev->qps, qpn);
+	struct ib_qp *ibqp;
+	struct ib_event event;
+
+	if (!qp) {
+		/* The QP may have just been destroyed. */
+		ibdev_dbg(&sdev->ibdev, "event %u for unknown qpn %u\n", type,
+			  qpn);
+		return;
+	}
+	ibqp = &qp->ibqp;
+
+	if (type == SHCA_EQE_QP_FATAL)
+		ibdev_err_ratelimited(&sdev->ibdev, "QP %u fatal error\n",
+				      qpn);
+	if (!ibqp->event_handler)
+		return;
+	event.device = ibqp->device;
+	event.element.qp = ibqp;
+	event.event = softhca_qp_event_type(type);
+	ibqp->event_handler(&event, ibqp->qp_context);
+}
