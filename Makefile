@@ -2,12 +2,13 @@
 #   make        build the device (in QEMU), the driver, the provider, the image
 #   make run    build, boot two VMs and show RDMA working between them
 #   make test   build and run the whole test suite
+#   make bench  softhca against Soft-RoCE on this machine, side by side
 # Build trees and downloads live in $(SOFTHCA_CACHE), outside the checkout.
 
 SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
-.PHONY: all deps qemu driver provider guest-tests image run test clean
+.PHONY: all deps qemu driver provider guest-tests image run test bench clean
 
 all: qemu image
 
@@ -34,6 +35,9 @@ run: all
 
 test: all
 	tests/run unit qtest vm
+
+bench: all
+	tests/bench/run
 
 clean:
 	$(MAKE) -C guest-driver clean

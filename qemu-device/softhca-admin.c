@@ -10,7 +10,7 @@
 #include "qemu/log.h"
 #include "qemu/bitmap.h"
 #include "qemu/cutils.h"
-#include "softhca.h"
+#include "softhca-rdma.h"
 #include "trace.h"
 
 static bool softhca_ring_cfg_ok(SofthcaState *s, uint64_t base, uint32_t log,
@@ -65,6 +65,40 @@ static uint8_t softhca_handle_free(unsigned long *map, uint32_t size,
     return SHCA_AQ_OK;
 }
 
+/*
+ * A PD or a context still used by QPs, CQs or MRs stays: freed, its number
+ * could go to another process while the objects still answer to it.
+ */
+static bool softhca_pd_busy(SofthcaState *s, uint32_t pdn)
+{
+    for (uint32_t i = 0; i < SOFTHCA_QP_TABLE; i++) {
+        if (s->qps[i].valid && s->qps[i].pdn == pdn) {
+            return true;
+        }
+    }
+    for (uint32_t i = 0; i < SOFTHCA_MR_TABLE; i++) {
+        if (s->mrs[i].valid && s->mrs[i].pdn == pdn) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool softhca_uctx_busy(SofthcaState *s, uint32_t uctx)
+{
+    for (uint32_t i = 0; i < SOFTHCA_QP_TABLE; i++) {
+        if (s->qps[i].valid && s->qps[i].uctx == uctx) {
+            return true;
+        }
+    }
+    for (uint32_t i = 0; i < SOFTHCA_MAX_CQ; i++) {
+        if (s->cqs[i].valid && s->cqs[i].uctx == uctx) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool softhca_gid_is_ipv4(const uint8_t *gid)
 {
     static const uint8_t v4_prefix[12] = {
@@ -96,8 +130,50 @@ static uint8_t softhca_set_gid(SofthcaState *s,
     return SHCA_AQ_OK;
 }
 
-/* Bytes of a command's payload that the opcode defines; the rest must be 0. */
-static size_t softhca_cmd_payload_len(uint8_t opcode)
+/* QUERY_STATS (spec §13.4): the counters, in enum shca_stat order. */
+static uint8_t softhca_query_stats(SofthcaState *s,
+                                   const struct shca_aq_query_stats *c)
+{
+    uint64_t stats[SHCA_STAT_COUNT];
+
+    for (int i = 0; i < SHCA_STAT_COUNT; i++) {
+        stats[i] = cpu_to_le64(s->rdma_stats[i]);
+    }
+    if (!softhca_dma_write(s, le64_to_cpu(c->addr), stats, sizeof(stats))) {
+        return SHCA_AQ_BAD_ADDR;
+    }
+    return SHCA_AQ_OK;
+}
+
+/* Bytes of the payload of a CAPS.QP command (spec §13). */
+static size_t softhca_rdma_payload_len(uint8_t opcode)
+{
+    switch (opcode) {
+    case SHCA_AQ_CREATE_CQ:
+        return sizeof(struct shca_aq_create_cq);
+    case SHCA_AQ_CREATE_QP:
+        return sizeof(struct shca_aq_create_qp);
+    case SHCA_AQ_MODIFY_QP:
+    case SHCA_AQ_QUERY_QP:
+        return sizeof(struct shca_aq_qp_attr);
+    case SHCA_AQ_REG_MR:
+        return sizeof(struct shca_aq_reg_mr);
+    case SHCA_AQ_QUERY_STATS:
+        return sizeof(struct shca_aq_query_stats);
+    case SHCA_AQ_DESTROY_CQ:
+    case SHCA_AQ_DESTROY_QP:
+    case SHCA_AQ_DEREG_MR:
+        return sizeof(struct shca_aq_handle);
+    default:
+        return SIZE_MAX;
+    }
+}
+
+/*
+ * Bytes of a command's payload that the opcode defines; the rest must be 0.
+ * Opcodes the device does not implement (CAPS) are SIZE_MAX.
+ */
+static size_t softhca_cmd_payload_len(SofthcaState *s, uint8_t opcode)
 {
     switch (opcode) {
     case SHCA_AQ_CREATE_EQ:
@@ -112,13 +188,14 @@ static size_t softhca_cmd_payload_len(uint8_t opcode)
     case SHCA_AQ_ALLOC_UCTX:
         return 0;
     default:
-        return SIZE_MAX;
+        return s->caps_qp ? softhca_rdma_payload_len(opcode) : SIZE_MAX;
     }
 }
 
-static bool softhca_cmd_well_formed(const struct shca_aq_entry *cmd)
+static bool softhca_cmd_well_formed(SofthcaState *s,
+                                    const struct shca_aq_entry *cmd)
 {
-    size_t len = softhca_cmd_payload_len(cmd->opcode);
+    size_t len = softhca_cmd_payload_len(s, cmd->opcode);
 
     if (len == SIZE_MAX || cmd->flags || cmd->rsvd) {
         return false;
@@ -131,7 +208,7 @@ static uint8_t softhca_exec(SofthcaState *s, const struct shca_aq_entry *cmd,
 {
     uint32_t handle = le32_to_cpu(cmd->handle.handle);
 
-    if (!softhca_cmd_well_formed(cmd)) {
+    if (!softhca_cmd_well_formed(s, cmd)) {
         return SHCA_AQ_BAD_OPCODE;
     }
 
@@ -145,11 +222,35 @@ static uint8_t softhca_exec(SofthcaState *s, const struct shca_aq_entry *cmd,
     case SHCA_AQ_ALLOC_PD:
         return softhca_handle_alloc(s->pd_map, SOFTHCA_MAX_PD + 1, result);
     case SHCA_AQ_DEALLOC_PD:
+        if (handle && handle <= SOFTHCA_MAX_PD && softhca_pd_busy(s, handle)) {
+            return SHCA_AQ_BUSY;
+        }
         return softhca_handle_free(s->pd_map, SOFTHCA_MAX_PD + 1, handle);
     case SHCA_AQ_ALLOC_UCTX:
         return softhca_handle_alloc(s->uctx_map, s->db_pages, result);
     case SHCA_AQ_DEALLOC_UCTX:
+        if (handle && softhca_uctx_busy(s, handle)) {
+            return SHCA_AQ_BUSY;
+        }
         return softhca_handle_free(s->uctx_map, s->db_pages, handle);
+    case SHCA_AQ_CREATE_CQ:
+        return softhca_cq_create(s, &cmd->create_cq, result);
+    case SHCA_AQ_DESTROY_CQ:
+        return softhca_cq_destroy(s, handle);
+    case SHCA_AQ_CREATE_QP:
+        return softhca_qp_create(s, &cmd->create_qp, result);
+    case SHCA_AQ_MODIFY_QP:
+        return softhca_qp_modify(s, &cmd->qp_attr);
+    case SHCA_AQ_QUERY_QP:
+        return softhca_qp_query(s, &cmd->qp_attr);
+    case SHCA_AQ_DESTROY_QP:
+        return softhca_qp_destroy(s, handle);
+    case SHCA_AQ_REG_MR:
+        return softhca_mr_reg(s, &cmd->reg_mr, result);
+    case SHCA_AQ_DEREG_MR:
+        return softhca_mr_dereg(s, handle);
+    case SHCA_AQ_QUERY_STATS:
+        return softhca_query_stats(s, &cmd->query_stats);
     default:
         g_assert_not_reached();
     }

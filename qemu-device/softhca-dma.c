@@ -87,21 +87,39 @@ static bool softhca_page_ok(SofthcaState *s, uint64_t page, uint8_t shift)
            softhca_dma_ok(s, page, 1ull << shift);
 }
 
+/* Read n little-endian page addresses at addr into pages[]. */
+static bool softhca_buf_read_list(SofthcaState *s, uint64_t addr,
+                                  uint64_t *pages, uint32_t n)
+{
+    if (!softhca_dma_read(s, addr, pages, (size_t)n * sizeof(uint64_t))) {
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        pages[i] = le64_to_cpu(pages[i]);
+    }
+    return true;
+}
+
 /*
- * Take a buffer descriptor (spec §5.2) and check every page now, so that
- * later accesses only have to check their offset against the buffer's size.
+ * Take a buffer descriptor (spec §5.2, and LIST2 of §13.3 where flags_ok
+ * has it) and check every page now, so that later accesses only have to
+ * check their offset against the buffer's size.
  */
-uint8_t softhca_buf_init(SofthcaState *s, SofthcaBuf *buf,
-                         const struct shca_buf_desc *desc, uint64_t min_len)
+static uint8_t softhca_buf_take(SofthcaState *s, SofthcaBuf *buf,
+                                const struct shca_buf_desc *desc,
+                                uint64_t min_len, uint8_t flags_ok,
+                                uint64_t max_pages)
 {
     uint64_t addr = le64_to_cpu(desc->addr);
     uint32_t npages = le32_to_cpu(desc->npages);
     uint8_t shift = desc->page_shift;
+    uint8_t flags = desc->flags;
     uint32_t i;
 
     if (shift < SHCA_BUF_PAGE_SHIFT_MIN || shift > SHCA_BUF_PAGE_SHIFT_MAX ||
-        npages == 0 || npages > SHCA_BUF_LIST_MAX ||
-        (desc->flags & ~SHCA_BUF_DIRECT) || desc->rsvd ||
+        npages == 0 || npages > max_pages || (flags & ~flags_ok) ||
+        (flags & SHCA_BUF_DIRECT && flags & SHCA_BUF_LIST2) ||
+        (!flags && npages > SHCA_BUF_LIST_MAX) || desc->rsvd ||
         ((uint64_t)npages << shift) < min_len) {
         return SHCA_AQ_BAD_PARAM;
     }
@@ -110,18 +128,28 @@ uint8_t softhca_buf_init(SofthcaState *s, SofthcaBuf *buf,
     buf->npages = npages;
     buf->page_shift = shift;
 
-    if (desc->flags & SHCA_BUF_DIRECT) {
+    if (flags & SHCA_BUF_DIRECT) {
         for (i = 0; i < npages; i++) {
             buf->pages[i] = addr + ((uint64_t)i << shift);
         }
-    } else {
-        if (!softhca_dma_read(s, addr, buf->pages,
-                              npages * sizeof(uint64_t))) {
+    } else if (flags & SHCA_BUF_LIST2) {
+        uint32_t nlists = DIV_ROUND_UP(npages, SHCA_BUF_LIST_MAX);
+        uint64_t lists[SHCA_BUF_LIST_MAX];
+
+        if (!softhca_buf_read_list(s, addr, lists, nlists)) {
             goto bad_addr;
         }
-        for (i = 0; i < npages; i++) {
-            buf->pages[i] = le64_to_cpu(buf->pages[i]);
+        for (i = 0; i < nlists; i++) {
+            uint32_t first = i * SHCA_BUF_LIST_MAX;
+
+            if (!softhca_buf_read_list(s, lists[i], buf->pages + first,
+                                       MIN(npages - first,
+                                           SHCA_BUF_LIST_MAX))) {
+                goto bad_addr;
+            }
         }
+    } else if (!softhca_buf_read_list(s, addr, buf->pages, npages)) {
+        goto bad_addr;
     }
 
     for (i = 0; i < npages; i++) {
@@ -134,6 +162,27 @@ uint8_t softhca_buf_init(SofthcaState *s, SofthcaBuf *buf,
 bad_addr:
     softhca_buf_free(buf);
     return SHCA_AQ_BAD_ADDR;
+}
+
+/* Queue buffers: DIRECT or a one-level list, at most 512 pages. */
+uint8_t softhca_buf_init(SofthcaState *s, SofthcaBuf *buf,
+                         const struct shca_buf_desc *desc, uint64_t min_len)
+{
+    return softhca_buf_take(s, buf, desc, min_len, SHCA_BUF_DIRECT,
+                            SHCA_BUF_LIST_MAX);
+}
+
+/*
+ * Memory regions: DIRECT, a one-level list of up to 512 pages, or LIST2
+ * (addr lists up to 512 list pages of up to 512 addresses each).
+ */
+uint8_t softhca_buf_init_list2(SofthcaState *s, SofthcaBuf *buf,
+                               const struct shca_buf_desc *desc,
+                               uint64_t min_len)
+{
+    return softhca_buf_take(s, buf, desc, min_len,
+                            SHCA_BUF_DIRECT | SHCA_BUF_LIST2,
+                            SHCA_BUF_LIST_MAX * SHCA_BUF_LIST_MAX);
 }
 
 void softhca_buf_free(SofthcaBuf *buf)

@@ -80,8 +80,8 @@ static void softhca_eq_fire(SofthcaState *s, SofthcaEq *eq)
     softhca_irq(s, eq->vector);
 }
 
-static void softhca_eq_post(SofthcaState *s, uint32_t eqn, uint8_t type,
-                            uint32_t obj, uint64_t data)
+static void softhca_eq_write(SofthcaState *s, uint32_t eqn, uint8_t type,
+                             uint32_t obj, uint64_t data)
 {
     SofthcaEq *eq = &s->eqs[eqn];
     struct shca_eqe eqe = {
@@ -114,6 +114,21 @@ static void softhca_eq_post(SofthcaState *s, uint32_t eqn, uint8_t type,
     }
 }
 
+/* An event for one EQ (a CQ's, or EQ 0): dropped if that EQ is gone. */
+void softhca_eq_post(SofthcaState *s, uint32_t eqn, uint8_t type,
+                     uint32_t obj, uint64_t data)
+{
+    if (!softhca_ready(s)) {
+        return;
+    }
+    if (eqn >= SOFTHCA_MAX_EQ || !s->eqs[eqn].valid) {
+        qemu_log_mask(LOG_GUEST_ERROR, "softhca: event %u for obj %u to "
+                      "missing EQ %u dropped\n", type, obj, eqn);
+        return;
+    }
+    softhca_eq_write(s, eqn, type, obj, data);
+}
+
 void softhca_eq_post_all(SofthcaState *s, uint8_t type, uint32_t obj,
                          uint64_t data)
 {
@@ -122,7 +137,7 @@ void softhca_eq_post_all(SofthcaState *s, uint8_t type, uint32_t obj,
     }
     for (uint32_t i = 0; i < SOFTHCA_MAX_EQ; i++) {
         if (s->eqs[i].valid) {
-            softhca_eq_post(s, i, type, obj, data);
+            softhca_eq_write(s, i, type, obj, data);
         }
     }
 }

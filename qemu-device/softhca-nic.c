@@ -9,7 +9,7 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "net/eth.h"
-#include "softhca.h"
+#include "softhca-rdma.h"
 #include "softhca-wire.h"
 #include "trace.h"
 
@@ -199,9 +199,7 @@ static ssize_t softhca_nic_receive(NetClientState *nc, const uint8_t *buf,
     struct shca_nic_rxd rxd;
 
     if (softhca_is_roce(s, buf, size)) {
-        /* No transport engine in spec 0.1: counted, not delivered. */
-        s->stats.roce_rx_dropped++;
-        trace_softhca_roce_rx_drop(size);
+        softhca_tp_receive(s, buf, size);
         return size;
     }
     if (!softhca_nic_can_receive(nc)) {

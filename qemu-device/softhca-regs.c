@@ -33,6 +33,9 @@ void softhca_fatal(SofthcaState *s, uint32_t code)
 static void softhca_disable(SofthcaState *s)
 {
     softhca_admin_reset(s);
+    softhca_qp_reset(s);        /* QPs first: they hold CQs */
+    softhca_cq_reset(s);
+    softhca_mr_reset(s);
     softhca_eq_reset(s);
     softhca_nic_reset(s);
     bitmap_zero(s->pd_map, SOFTHCA_MAX_PD + 1);
@@ -53,6 +56,7 @@ void softhca_regs_reset(SofthcaState *s)
     s->acq_log_reg = 0;
     memcpy(s->mac, s->conf.macaddr.a, sizeof(s->mac));
     s->mtu = SOFTHCA_DEFAULT_MTU;
+    memset(s->rdma_stats, 0, sizeof(s->rdma_stats));
 }
 
 static void softhca_write_ctrl(SofthcaState *s, uint32_t val)
@@ -85,9 +89,9 @@ static uint32_t softhca_reg_value(SofthcaState *s, hwaddr addr, bool *known)
     case SHCA_REG_MAGIC:
         return SHCA_MAGIC;
     case SHCA_REG_VERSION:
-        return SHCA_VERSION;
+        return s->caps_qp ? SHCA_VERSION : SHCA_VERSION_MAJOR << 16 | 1;
     case SHCA_REG_CAPS:
-        return SOFTHCA_CAPS;
+        return SOFTHCA_CAPS | (s->caps_qp ? SHCA_CAP_QP : 0);
     case SHCA_REG_NUM_VECTORS:
         return s->vectors;
     case SHCA_REG_MAX_QP:
@@ -374,7 +378,7 @@ const MemoryRegionOps softhca_regs_ops = {
     },
 };
 
-/* Version 0.1 defines no doorbell in the pages of BAR2 (spec §8). */
+/* Doorbell pages are write-only (spec §8, §14). */
 static uint64_t softhca_db_read(void *opaque, hwaddr addr, unsigned size)
 {
     return 0;
@@ -385,12 +389,32 @@ static void softhca_db_write(void *opaque, hwaddr addr, uint64_t data,
 {
     SofthcaState *s = opaque;
     uint32_t page = addr >> SHCA_DB_PAGE_SHIFT;
+    uint32_t offset = addr & (SHCA_DB_PAGE_SIZE - 1);
 
-    trace_softhca_db_write(page, addr & (SHCA_DB_PAGE_SIZE - 1), data);
+    trace_softhca_db_write(page, offset, data);
     if (page && !test_bit(page, s->uctx_map)) {
         qemu_log_mask(LOG_GUEST_ERROR,
                       "softhca: doorbell write to unallocated page %u\n",
                       page);
+        return;
+    }
+    /* Without CAPS.QP (version 0.1) the pages hold no doorbell. */
+    if (!s->caps_qp || !softhca_ready(s)) {
+        return;
+    }
+    switch (offset) {
+    case SHCA_DB_SQ:
+    case SHCA_DB_RQ:
+        softhca_qp_doorbell(s, page, offset == SHCA_DB_SQ, data);
+        break;
+    case SHCA_DB_CQ:
+        softhca_cq_doorbell(s, page, data);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "softhca: write to page %u offset "
+                      "0x%x: no doorbell there\n", page, offset);
+        trace_softhca_err_doorbell(page, offset, data);
+        break;
     }
 }
 

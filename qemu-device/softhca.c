@@ -18,7 +18,7 @@
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
-#include "softhca.h"
+#include "softhca-rdma.h"
 #include "trace.h"
 
 #define SOFTHCA_MIN_VECTORS     (SHCA_VEC_FIRST_EQ + 1)
@@ -100,6 +100,9 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
 
     s->pd_map = bitmap_new(SOFTHCA_MAX_PD + 1);
     s->uctx_map = bitmap_new(s->db_pages);
+    s->cqs = g_new0(SofthcaCq, SOFTHCA_MAX_CQ);
+    s->qps = g_new0(SofthcaQp, SOFTHCA_QP_TABLE);
+    s->mrs = g_new0(SofthcaMr, SOFTHCA_MR_TABLE);
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     s->nic = qemu_new_nic(&softhca_net_info, &s->conf,
@@ -118,6 +121,9 @@ static void softhca_exit(PCIDevice *pdev)
     qemu_del_nic(s->nic);
     g_free(s->pd_map);
     g_free(s->uctx_map);
+    g_free(s->cqs);
+    g_free(s->qps);
+    g_free(s->mrs);
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
 }
@@ -139,6 +145,8 @@ static const Property softhca_properties[] = {
     DEFINE_NIC_PROPERTIES(SofthcaState, conf),
     DEFINE_PROP_UINT32("vectors", SofthcaState, vectors, 8),
     DEFINE_PROP_UINT32("db-pages", SofthcaState, db_pages, 256),
+    /* Until the data path is complete: CAPS.QP and the §13 commands. */
+    DEFINE_PROP_BOOL("x-caps-qp", SofthcaState, caps_qp, true),
 };
 
 static void softhca_class_init(ObjectClass *klass, void *data)

@@ -19,12 +19,16 @@
 #define TYPE_SOFTHCA "softhca"
 OBJECT_DECLARE_SIMPLE_TYPE(SofthcaState, SOFTHCA)
 
-/* Resource limits this model implements (spec §3.1). */
+/*
+ * Resource limits this model implements (spec §3.1).  QPNs 0 and 1 name
+ * the SMI and GSI QPs, so MAX_QP ordinary QPs take 2..MAX_QP + 1; MR
+ * indexes run 1..MAX_MR, CQNs 0..MAX_CQ - 1.
+ */
 #define SOFTHCA_MAX_QP          4096
-#define SOFTHCA_MAX_QP_WR       16384
+#define SOFTHCA_MAX_QP_WR       4096
 #define SOFTHCA_MAX_SGE         16
 #define SOFTHCA_MAX_CQ          4096
-#define SOFTHCA_MAX_CQE         65536
+#define SOFTHCA_MAX_CQE         32768
 #define SOFTHCA_MAX_MR          65536
 #define SOFTHCA_MAX_PD          4096
 #define SOFTHCA_MAX_EQ          32
@@ -33,12 +37,25 @@ OBJECT_DECLARE_SIMPLE_TYPE(SofthcaState, SOFTHCA)
 #define SOFTHCA_MAX_INLINE      256
 #define SOFTHCA_MAX_MSG_SIZE    (1u << 30)
 #define SOFTHCA_MAX_QP_RD_ATOM  16
-#define SOFTHCA_MAX_MR_SIZE     (1ull << 40)
+#define SOFTHCA_MAX_MR_SIZE     (1ull << 30)
 #define SOFTHCA_PAGE_SIZE_CAP   ((1u << 12) | (1u << 21) | (1u << 30))
 #define SOFTHCA_MAX_MTU         9000
 #define SOFTHCA_MIN_MTU         68
 #define SOFTHCA_DEFAULT_MTU     1500
 #define SOFTHCA_MAX_AQ_LOG      12
+#define SOFTHCA_QPN_FIRST       2
+#define SOFTHCA_QP_TABLE        (SOFTHCA_QPN_FIRST + SOFTHCA_MAX_QP)
+#define SOFTHCA_MR_TABLE        (SOFTHCA_MAX_MR + 1)
+/*
+ * Page addresses all MRs together may hold (8 bytes each in host memory):
+ * bounds what a guest can make the device allocate.  Beyond it REG_MR
+ * answers NO_RESOURCES.
+ */
+#define SOFTHCA_MAX_MR_PAGES    (1u << 24)
+
+typedef struct SofthcaCq SofthcaCq;
+typedef struct SofthcaQp SofthcaQp;
+typedef struct SofthcaMr SofthcaMr;
 
 /* A guest buffer made of equal pages, checked once when it is described. */
 typedef struct SofthcaBuf {
@@ -78,7 +95,6 @@ typedef struct SofthcaStats {
     uint64_t nic_rx_frames;
     uint64_t nic_rx_too_long;
     uint64_t nic_rx_errors;
-    uint64_t roce_rx_dropped;
     uint64_t eq_overflows;
 } SofthcaStats;
 
@@ -93,6 +109,7 @@ struct SofthcaState {
     /* properties */
     uint32_t vectors;
     uint32_t db_pages;
+    bool caps_qp;               /* x-caps-qp=off: a 0.1 device, no QP/CQ/MR */
 
     /* control and admin (spec §3.2, §3.3) */
     uint32_t ctrl;
@@ -122,8 +139,14 @@ struct SofthcaState {
     SofthcaEq eqs[SOFTHCA_MAX_EQ];
     unsigned long *pd_map;
     unsigned long *uctx_map;
+    SofthcaCq *cqs;             /* SOFTHCA_MAX_CQ, by cqn */
+    SofthcaQp *qps;             /* SOFTHCA_QP_TABLE, by qpn */
+    SofthcaMr *mrs;             /* SOFTHCA_MR_TABLE, by key >> 8 */
+    uint64_t mr_pages;          /* page addresses held by all MRs */
+    bool cq_overrun_sweep;      /* moving the QPs of overrun CQs to ERR */
 
     SofthcaStats stats;
+    uint64_t rdma_stats[SHCA_STAT_COUNT];   /* QUERY_STATS, enum shca_stat */
 };
 
 static inline uint32_t softhca_ring_mask(const SofthcaRing *r)
@@ -156,6 +179,9 @@ bool softhca_dma_write_owned(SofthcaState *s, uint64_t addr, const void *entry,
                              size_t len);
 uint8_t softhca_buf_init(SofthcaState *s, SofthcaBuf *buf,
                          const struct shca_buf_desc *desc, uint64_t min_len);
+uint8_t softhca_buf_init_list2(SofthcaState *s, SofthcaBuf *buf,
+                               const struct shca_buf_desc *desc,
+                               uint64_t min_len);
 void softhca_buf_free(SofthcaBuf *buf);
 uint64_t softhca_buf_addr(const SofthcaBuf *buf, uint64_t offset);
 
@@ -168,9 +194,31 @@ bool softhca_admin_start(SofthcaState *s);
 uint8_t softhca_eq_create(SofthcaState *s, const struct shca_aq_create_eq *c);
 uint8_t softhca_eq_destroy(SofthcaState *s, uint32_t eqn);
 void softhca_eq_doorbell(SofthcaState *s, uint32_t eqn, uint32_t val);
+void softhca_eq_post(SofthcaState *s, uint32_t eqn, uint8_t type,
+                     uint32_t obj, uint64_t data);
 void softhca_eq_post_all(SofthcaState *s, uint8_t type, uint32_t obj,
                          uint64_t data);
 void softhca_eq_reset(SofthcaState *s);
+
+/* softhca-cq.c, softhca-qp.c, softhca-mr.c: RDMA objects (spec §13) */
+bool softhca_uctx_ok(SofthcaState *s, uint32_t uctx);
+uint8_t softhca_cq_create(SofthcaState *s, const struct shca_aq_create_cq *c,
+                          uint32_t *cqn);
+uint8_t softhca_cq_destroy(SofthcaState *s, uint32_t cqn);
+void softhca_cq_doorbell(SofthcaState *s, uint32_t uctx, uint32_t val);
+void softhca_cq_reset(SofthcaState *s);
+uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
+                          uint32_t *qpn);
+uint8_t softhca_qp_modify(SofthcaState *s, const struct shca_aq_qp_attr *c);
+uint8_t softhca_qp_query(SofthcaState *s, const struct shca_aq_qp_attr *c);
+uint8_t softhca_qp_destroy(SofthcaState *s, uint32_t qpn);
+void softhca_qp_doorbell(SofthcaState *s, uint32_t uctx, bool sq,
+                         uint32_t val);
+void softhca_qp_reset(SofthcaState *s);
+uint8_t softhca_mr_reg(SofthcaState *s, const struct shca_aq_reg_mr *c,
+                       uint32_t *key);
+uint8_t softhca_mr_dereg(SofthcaState *s, uint32_t key);
+void softhca_mr_reset(SofthcaState *s);
 
 /* softhca-nic.c */
 extern NetClientInfo softhca_net_info;

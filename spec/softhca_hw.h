@@ -39,7 +39,7 @@ typedef uint64_t shca_le64;
 
 #define SHCA_MAGIC			0x41434853	/* "SHCA" */
 #define SHCA_VERSION_MAJOR		0
-#define SHCA_VERSION_MINOR		1
+#define SHCA_VERSION_MINOR		2
 #define SHCA_VERSION ((SHCA_VERSION_MAJOR << 16) | SHCA_VERSION_MINOR)
 
 /* BAR0 register offsets */

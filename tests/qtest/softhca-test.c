@@ -187,7 +187,7 @@ static void test_identity(void)
     g_assert_cmphex(rd(&h, SHCA_REG_VERSION), ==, SHCA_VERSION);
     g_assert_cmphex(rd(&h, SHCA_REG_CAPS) & SHCA_CAP_ROCE_V2, ==,
                     SHCA_CAP_ROCE_V2);
-    g_assert_cmphex(rd(&h, SHCA_REG_CAPS) & SHCA_CAP_QP, ==, 0);   /* 0.2 */
+    g_assert_cmphex(rd(&h, SHCA_REG_CAPS) & SHCA_CAP_QP, ==, SHCA_CAP_QP);
     g_assert_cmpuint(rd(&h, SHCA_REG_NUM_VECTORS), ==, 6);
     g_assert_cmpuint(qpci_msix_table_size(h.dev), ==, 6);
     g_assert_cmpuint(rd(&h, SHCA_REG_MAX_UCTX), ==, 63);
@@ -668,6 +668,1026 @@ static void test_nic_loopback(void)
     hca_stop(&h);
 }
 
+/* RDMA objects (spec §13, §14). */
+typedef struct Rdma {
+    Hca h;
+    QPCIBar db;                 /* BAR2: doorbell pages */
+    uint32_t pd;
+    uint64_t eq0, eq1;          /* EQ 0 (async events), EQ 1 (completions) */
+    uint64_t attr;              /* a struct shca_qp_attr for MODIFY/QUERY */
+} Rdma;
+
+#define RDMA_EQ_LOG 4
+
+static void rdma_start(Rdma *r)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_SET_GID };
+    Hca *h = &r->h;
+
+    hca_start(h, NULL);
+    hca_enable(h);
+    r->db = qpci_iomap(h->dev, SHCA_BAR_DB, NULL);
+    g_assert_cmpuint(hca_simple(h, SHCA_AQ_ALLOC_PD, 0, &r->pd), ==,
+                     SHCA_AQ_OK);
+    r->eq0 = guest_alloc(&h->alloc, 4096);
+    r->eq1 = guest_alloc(&h->alloc, 4096);
+    qtest_memset(h->qts, r->eq0, 0, 4096);
+    qtest_memset(h->qts, r->eq1, 0, 4096);
+    g_assert_cmpuint(hca_create_eq(h, 0, 2, RDMA_EQ_LOG, r->eq0, 1), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_create_eq(h, 1, 3, RDMA_EQ_LOG, r->eq1, 1), ==,
+                     SHCA_AQ_OK);
+    r->attr = guest_alloc(&h->alloc, 4096);
+    /* GID 0: 10.0.0.1, the source of every AV below */
+    cmd.set_gid.flags = cpu_to_le32(SHCA_GID_VALID);
+    cmd.set_gid.gid[10] = cmd.set_gid.gid[11] = 0xff;
+    stl_be_p(cmd.set_gid.gid + 12, 0x0a000001);
+    g_assert_cmpuint(hca_cmd(h, &cmd, NULL), ==, SHCA_AQ_OK);
+}
+
+/* Event i of an EQ, or type 0 if the device has not written it. */
+static struct shca_eqe rdma_eqe(Rdma *r, uint64_t eq, unsigned i)
+{
+    struct shca_eqe eqe;
+
+    qtest_memread(r->h.qts, eq + i * sizeof(eqe), &eqe, sizeof(eqe));
+    if (!(eqe.phase & SHCA_PHASE_BIT)) {
+        eqe.type = 0;
+    }
+    return eqe;
+}
+
+static void rdma_db(Rdma *r, uint32_t page, uint32_t offset, uint32_t val)
+{
+    qpci_io_writel(r->h.dev, r->db, page * SHCA_DB_PAGE_SIZE + offset, val);
+}
+
+static void buf_direct(struct shca_buf_desc *d, uint64_t addr,
+                       uint32_t npages)
+{
+    d->addr = cpu_to_le64(addr);
+    d->npages = cpu_to_le32(npages);
+    d->page_shift = 12;
+    d->flags = SHCA_BUF_DIRECT;
+}
+
+static uint8_t rdma_create_cq(Rdma *r, uint32_t uctx, uint32_t eqn,
+                              uint8_t log_size, uint64_t addr,
+                              uint32_t npages, uint32_t *cqn)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_CREATE_CQ };
+
+    cmd.create_cq.uctx = cpu_to_le32(uctx);
+    cmd.create_cq.eqn = cpu_to_le32(eqn);
+    cmd.create_cq.log_size = log_size;
+    buf_direct(&cmd.create_cq.buf, addr, npages);
+    return hca_cmd(&r->h, &cmd, cqn);
+}
+
+/* A CQ of 2^log_size entries in fresh, zeroed pages. */
+static uint32_t rdma_cq(Rdma *r, uint32_t uctx, uint8_t log_size,
+                        uint64_t *addr)
+{
+    uint32_t npages = ((SHCA_CQE_SIZE << log_size) + 8 + 4095) / 4096;
+    uint32_t cqn;
+
+    *addr = guest_alloc(&r->h.alloc, npages * 4096);
+    qtest_memset(r->h.qts, *addr, 0, npages * 4096);
+    g_assert_cmpuint(rdma_create_cq(r, uctx, 1, log_size, *addr, npages,
+                                    &cqn), ==, SHCA_AQ_OK);
+    return cqn;
+}
+
+/* CREATE_QP with one page per queue: 2^4 WQEs of 2^6 (SQ) / 2^5 (RQ). */
+static void rdma_qp_cmd(Rdma *r, struct shca_aq_entry *cmd, uint32_t uctx,
+                        uint8_t type, uint32_t scq, uint32_t rcq,
+                        uint64_t sq, uint64_t rq)
+{
+    struct shca_aq_create_qp *c = &cmd->create_qp;
+
+    *cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_CREATE_QP };
+    c->uctx = cpu_to_le32(uctx);
+    c->pdn = cpu_to_le32(r->pd);
+    c->send_cqn = cpu_to_le32(scq);
+    c->recv_cqn = cpu_to_le32(rcq);
+    c->type = type;
+    c->sq_log_size = 4;
+    c->sq_wqe_shift = 6;
+    buf_direct(&c->sq, sq, 1);
+    if (rq) {
+        c->rq_log_size = 4;
+        c->rq_wqe_shift = 5;
+        buf_direct(&c->rq, rq, 1);
+    }
+}
+
+static uint8_t rdma_modify(Rdma *r, uint32_t qpn, uint32_t mask,
+                           const struct shca_qp_attr *a)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_MODIFY_QP };
+
+    qtest_memwrite(r->h.qts, r->attr, a, sizeof(*a));
+    cmd.qp_attr.qpn = cpu_to_le32(qpn);
+    cmd.qp_attr.attr_mask = cpu_to_le32(mask);
+    cmd.qp_attr.attr_addr = cpu_to_le64(r->attr);
+    return hca_cmd(&r->h, &cmd, NULL);
+}
+
+static uint8_t rdma_query(Rdma *r, uint32_t qpn, struct shca_qp_attr *a)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_QUERY_QP };
+    uint8_t status;
+
+    qtest_memset(r->h.qts, r->attr, 0xee, sizeof(*a));
+    cmd.qp_attr.qpn = cpu_to_le32(qpn);
+    cmd.qp_attr.attr_addr = cpu_to_le64(r->attr);
+    status = hca_cmd(&r->h, &cmd, NULL);
+    qtest_memread(r->h.qts, r->attr, a, sizeof(*a));
+    return status;
+}
+
+static uint8_t rdma_state(Rdma *r, uint32_t qpn)
+{
+    struct shca_qp_attr a;
+
+    g_assert_cmpuint(rdma_query(r, qpn, &a), ==, SHCA_AQ_OK);
+    return a.state;
+}
+
+/* The attributes of the RC path RESET -> INIT -> RTR -> RTS. */
+#define RC_INIT_MASK (SHCA_QP_ATTR_STATE | SHCA_QP_ATTR_ACCESS)
+#define RC_RTR_MASK (SHCA_QP_ATTR_STATE | SHCA_QP_ATTR_AV | \
+                     SHCA_QP_ATTR_PATH_MTU | SHCA_QP_ATTR_DEST_QPN | \
+                     SHCA_QP_ATTR_RQ_PSN | SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC | \
+                     SHCA_QP_ATTR_MIN_RNR_TIMER)
+#define RC_RTS_MASK (SHCA_QP_ATTR_STATE | SHCA_QP_ATTR_SQ_PSN | \
+                     SHCA_QP_ATTR_TIMEOUT | SHCA_QP_ATTR_RETRY_CNT | \
+                     SHCA_QP_ATTR_RNR_RETRY | SHCA_QP_ATTR_MAX_RD_ATOMIC)
+
+static struct shca_qp_attr rc_attr(uint8_t state)
+{
+    struct shca_qp_attr a = {
+        .state = state,
+        .path_mtu = 3,
+        .timeout = 14,
+        .retry_cnt = 7,
+        .rnr_retry = 6,
+        .min_rnr_timer = 12,
+        .max_rd_atomic = 4,
+        .max_dest_rd_atomic = 8,
+        .dest_qpn = cpu_to_le32(0x123456),
+        .rq_psn = cpu_to_le32(0xabcdef),
+        .sq_psn = cpu_to_le32(0x000100),
+        .access = cpu_to_le32(SHCA_ACCESS_REMOTE_WRITE |
+                              SHCA_ACCESS_REMOTE_READ),
+        .hop_limit = 64,
+        .flow_label = cpu_to_le32(0x12345),
+        .udp_sport = cpu_to_le16(0xc000),
+    };
+
+    memcpy(a.dmac, "\x52\x54\x00\x12\x34\x99", 6);
+    a.dgid[10] = a.dgid[11] = 0xff;
+    stl_be_p(a.dgid + 12, 0x0a000002);
+    return a;
+}
+
+static void test_rdma_caps_gate(void)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_CREATE_CQ };
+    Rdma r;
+
+    /* x-caps-qp=off: a version 0.1 device, for drivers to test against */
+    hca_start(&r.h, ",x-caps-qp=off");
+    hca_enable(&r.h);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_QP, ==, 0);
+    for (uint8_t op = SHCA_AQ_CREATE_CQ; op <= SHCA_AQ_QUERY_STATS; op++) {
+        cmd.opcode = op;
+        g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_OPCODE);
+    }
+    hca_stop(&r.h);
+
+    rdma_start(&r);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_QP, ==, SHCA_CAP_QP);
+    hca_stop(&r.h);
+}
+
+static void test_cq_create_checks(void)
+{
+    struct shca_aq_entry cmd;
+    uint64_t page, qbuf;
+    uint32_t cqn, cqn2, qpn, uctx;
+    Rdma r;
+
+    rdma_start(&r);
+    page = guest_alloc(&r.h.alloc, 4096);
+    qbuf = guest_alloc(&r.h.alloc, 8192);
+
+    /* EQs and contexts that do not exist */
+    g_assert_cmpuint(rdma_create_cq(&r, 0, 5, 4, page, 1, &cqn), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(rdma_create_cq(&r, 0, 1000, 4, page, 1, &cqn), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(rdma_create_cq(&r, 7, 1, 4, page, 1, &cqn), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    /* sizes: past MAX_CQE, absurd, ring + record not fitting the buffer */
+    g_assert_cmpuint(rdma_create_cq(&r, 0, 1, 17, page, 1, &cqn), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_create_cq(&r, 0, 1, 200, page, 1, &cqn), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_create_cq(&r, 0, 1, 7, page, 1, &cqn), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_create_cq(&r, 0, 1, 4, RAM_TOP, 1, &cqn), ==,
+                     SHCA_AQ_BAD_ADDR);
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_CREATE_CQ };
+    cmd.create_cq.eqn = cpu_to_le32(1);
+    cmd.create_cq.log_size = 4;
+    cmd.create_cq.rsvd[3] = 1;
+    buf_direct(&cmd.create_cq.buf, page, 1);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+
+    /* CQNs from 0, lowest free first */
+    g_assert_cmpuint(rdma_create_cq(&r, 0, 1, 6, page, 1, &cqn), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(cqn, ==, 0);
+    g_assert_cmpuint(rdma_create_cq(&r, 0, 1, 6, page, 1, &cqn2), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(cqn2, ==, 1);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_CQ, 0, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_CQ, 0, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_CQ, 100000, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(rdma_create_cq(&r, 0, 1, 6, page, 1, &cqn), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(cqn, ==, 0);
+
+    /* BUSY while a QP completes to it; the PD is busy as well */
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, 0, 1, qbuf, qbuf + 4096);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_CQ, 0, NULL), ==,
+                     SHCA_AQ_BUSY);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_CQ, 1, NULL), ==,
+                     SHCA_AQ_BUSY);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_PD, r.pd, NULL), ==,
+                     SHCA_AQ_BUSY);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, qpn, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_CQ, 0, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_CQ, 1, NULL), ==,
+                     SHCA_AQ_OK);
+
+    /* a context with a CQ cannot go */
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_UCTX, 0, &uctx), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_create_cq(&r, uctx, 1, 6, page, 1, &cqn), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_UCTX, uctx, NULL), ==,
+                     SHCA_AQ_BUSY);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_CQ, cqn, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_UCTX, uctx, NULL), ==,
+                     SHCA_AQ_OK);
+    hca_stop(&r.h);
+}
+
+static void test_qp_create_checks(void)
+{
+    struct shca_aq_entry cmd;
+    uint32_t cq, ucq, uctx, qpn;
+    uint64_t cqbuf, sq, rq;
+    Rdma r;
+
+    rdma_start(&r);
+    cq = rdma_cq(&r, 0, 4, &cqbuf);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_UCTX, 0, &uctx), ==,
+                     SHCA_AQ_OK);
+    ucq = rdma_cq(&r, uctx, 4, &cqbuf);
+    sq = guest_alloc(&r.h.alloc, 4096);
+    rq = guest_alloc(&r.h.alloc, 4096);
+
+    /* handles: PD, CQs, context */
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, rq);
+    cmd.create_qp.pdn = cpu_to_le32(0);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_HANDLE);
+    cmd.create_qp.pdn = cpu_to_le32(99);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_HANDLE);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, 77, sq, rq);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_HANDLE);
+    rdma_qp_cmd(&r, &cmd, 9, SHCA_QPT_RC, cq, cq, sq, rq);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_HANDLE);
+    /* a CQ of another context */
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, ucq, sq, rq);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    rdma_qp_cmd(&r, &cmd, uctx, SHCA_QPT_RC, cq, ucq, sq, rq);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    /* types: unknown, GSI for a user context */
+    rdma_qp_cmd(&r, &cmd, 0, 0x07, cq, cq, sq, rq);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    rdma_qp_cmd(&r, &cmd, uctx, SHCA_QPT_GSI, ucq, ucq, sq, rq);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    /* geometry: strides, sizes, buffers */
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, rq);
+    cmd.create_qp.sq_wqe_shift = 5;
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    cmd.create_qp.sq_wqe_shift = 12;
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, rq);
+    cmd.create_qp.rq_wqe_shift = 3;
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, rq);
+    cmd.create_qp.sq_log_size = 15;     /* 32768 > MAX_QP_WR */
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    cmd.create_qp.sq_log_size = 7;      /* 128 x 64 bytes > one page */
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, RAM_TOP);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_ADDR);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, 0);
+    cmd.create_qp.rq_log_size = 2;      /* no RQ buffer, but a size */
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, rq);
+    cmd.create_qp.rsvd[1] = 1;
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+
+    /* QPNs from 2; GSI is QP 1, once; a QP may have no RQ */
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, rq);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(qpn, ==, 2);
+    g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_RESET);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_UC, cq, cq, sq, 0);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(qpn, ==, 3);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_GSI, cq, cq, sq, rq);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(qpn, ==, 1);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_BUSY);
+    rdma_qp_cmd(&r, &cmd, uctx, SHCA_QPT_UD, ucq, ucq, sq, rq);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(qpn, ==, 4);
+
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, 2, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, 2, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, 0, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, 0xffffffff, NULL),
+                     ==, SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(rdma_state(&r, 3), ==, SHCA_QPS_RESET);
+
+    /* a reset forgets every object */
+    wr(&r.h, SHCA_REG_RESET, SHCA_RESET_MAGIC);
+    hca_enable(&r.h);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, 3, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_CQ, cq, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    hca_stop(&r.h);
+}
+
+static void test_qp_modify_path(void)
+{
+    struct shca_aq_entry cmd;
+    struct shca_qp_attr a, q;
+    uint32_t cq, qpn;
+    uint64_t cqbuf, bufs;
+    Rdma r;
+
+    rdma_start(&r);
+    cq = rdma_cq(&r, 0, 4, &cqbuf);
+    bufs = guest_alloc(&r.h.alloc, 8192);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, bufs, bufs + 4096);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_OK);
+
+    a = rc_attr(SHCA_QPS_INIT);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_INIT_MASK, &a), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_query(&r, qpn, &q), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(q.state, ==, SHCA_QPS_INIT);
+    g_assert_cmphex(le32_to_cpu(q.access), ==,
+                    SHCA_ACCESS_REMOTE_WRITE | SHCA_ACCESS_REMOTE_READ);
+    /* INIT -> INIT changes the access rights only */
+    a.access = cpu_to_le32(SHCA_ACCESS_REMOTE_READ);
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_ACCESS, &a), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_query(&r, qpn, &q), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(q.state, ==, SHCA_QPS_INIT);
+    g_assert_cmphex(le32_to_cpu(q.access), ==, SHCA_ACCESS_REMOTE_READ);
+
+    a.state = SHCA_QPS_RTR;
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK, &a), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_query(&r, qpn, &q), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(q.state, ==, SHCA_QPS_RTR);
+    g_assert_cmpuint(q.path_mtu, ==, 3);
+    g_assert_cmphex(le32_to_cpu(q.dest_qpn), ==, 0x123456);
+    g_assert_cmphex(le32_to_cpu(q.rq_psn), ==, 0xabcdef);
+    g_assert_cmpuint(q.max_dest_rd_atomic, ==, 8);
+    g_assert_cmpuint(q.min_rnr_timer, ==, 12);
+    g_assert(memcmp(q.dgid, a.dgid, 16) == 0);
+    g_assert(memcmp(q.dmac, a.dmac, 6) == 0);
+    g_assert_cmpuint(q.hop_limit, ==, 64);
+    g_assert_cmphex(le32_to_cpu(q.flow_label), ==, 0x12345);
+    g_assert_cmpuint(le16_to_cpu(q.sgid_index), ==, 0);
+    g_assert_cmphex(le16_to_cpu(q.udp_sport), ==, 0xc000);
+
+    a.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTS_MASK, &a), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_query(&r, qpn, &q), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(q.state, ==, SHCA_QPS_RTS);
+    g_assert_cmphex(le32_to_cpu(q.sq_psn), ==, 0x100);
+    g_assert_cmphex(le32_to_cpu(q.rq_psn), ==, 0xabcdef);
+    g_assert_cmpuint(q.timeout, ==, 14);
+    g_assert_cmpuint(q.retry_cnt, ==, 7);
+    g_assert_cmpuint(q.rnr_retry, ==, 6);
+    g_assert_cmpuint(q.max_rd_atomic, ==, 4);
+
+    /* RTS -> RTS: MIN_RNR_TIMER */
+    a.min_rnr_timer = 3;
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_MIN_RNR_TIMER, &a),
+                     ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_query(&r, qpn, &q), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(q.min_rnr_timer, ==, 3);
+    g_assert_cmpuint(q.state, ==, SHCA_QPS_RTS);
+
+    /* QUERY_QP: bad QP, misaligned or unwritable buffer */
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_QUERY_QP };
+    cmd.qp_attr.qpn = cpu_to_le32(77);
+    cmd.qp_attr.attr_addr = cpu_to_le64(r.attr);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_HANDLE);
+    cmd.qp_attr.qpn = cpu_to_le32(qpn);
+    cmd.qp_attr.attr_addr = cpu_to_le64(r.attr + 8);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_ADDR);
+    cmd.qp_attr.attr_addr = cpu_to_le64(RAM_TOP);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_ADDR);
+
+    /* to RESET: attributes and PSNs start over */
+    a.state = SHCA_QPS_RESET;
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_query(&r, qpn, &q), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(q.state, ==, SHCA_QPS_RESET);
+    g_assert_cmpuint(le32_to_cpu(q.sq_psn), ==, 0);
+    g_assert_cmpuint(q.path_mtu, ==, 0);
+    hca_stop(&r.h);
+}
+
+static void test_qp_modify_illegal(void)
+{
+    struct shca_aq_entry cmd;
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_INIT);
+    uint32_t cq, qpn, ud;
+    uint64_t cqbuf, bufs;
+    Rdma r;
+
+    rdma_start(&r);
+    cq = rdma_cq(&r, 0, 4, &cqbuf);
+    bufs = guest_alloc(&r.h.alloc, 4 * 4096);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, bufs, bufs + 4096);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_OK);
+
+    g_assert_cmpuint(rdma_modify(&r, 99, RC_INIT_MASK, &a), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    /* RESET -> INIT: missing ACCESS, an attribute not allowed, unknown bit */
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_INIT_MASK | SHCA_QP_ATTR_PATH_MTU,
+                                 &a), ==, SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_INIT_MASK | (1u << 20), &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    a.access = cpu_to_le32(SHCA_ACCESS_PHYS);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_INIT_MASK, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    /* RESET -> RTR, -> RTS, -> SQD, -> a state that does not exist */
+    a = rc_attr(SHCA_QPS_RTR);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK | SHCA_QP_ATTR_ACCESS,
+                                 &a), ==, SHCA_AQ_BAD_PARAM);
+    a.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTS_MASK, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    a.state = SHCA_QPS_SQD;
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    a.state = 42;
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    /* no STATE in RESET: RESET -> RESET needs it */
+    g_assert_cmpuint(rdma_modify(&r, qpn, 0, &a), ==, SHCA_AQ_BAD_PARAM);
+    /* the attributes cannot be read */
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_MODIFY_QP };
+    cmd.qp_attr.qpn = cpu_to_le32(qpn);
+    cmd.qp_attr.attr_mask = cpu_to_le32(RC_INIT_MASK);
+    cmd.qp_attr.attr_addr = cpu_to_le64(RAM_TOP - 32);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_ADDR);
+    cmd.qp_attr.attr_addr = cpu_to_le64(r.attr + 4);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_ADDR);
+    g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_RESET);
+
+    a = rc_attr(SHCA_QPS_INIT);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_INIT_MASK, &a), ==, SHCA_AQ_OK);
+    /* INIT -> RTR: each required attribute missing, bad values */
+    a.state = SHCA_QPS_RTR;
+    for (int bit = 0; bit < 14; bit++) {
+        uint32_t m = 1u << bit;
+
+        if (RC_RTR_MASK & m) {
+            g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK & ~m, &a), ==,
+                             SHCA_AQ_BAD_PARAM);
+        }
+    }
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK | SHCA_QP_ATTR_SQ_PSN,
+                                 &a), ==, SHCA_AQ_BAD_PARAM);
+    a.path_mtu = 6;
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    a.path_mtu = 0;
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    a = rc_attr(SHCA_QPS_RTR);
+    a.sgid_index = cpu_to_le16(1);      /* not a valid GID */
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    a.sgid_index = cpu_to_le16(5000);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    a = rc_attr(SHCA_QPS_RTR);
+    a.rq_psn = cpu_to_le32(0x1000000);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    a = rc_attr(SHCA_QPS_RTR);
+    a.max_dest_rd_atomic = 17;
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_INIT);
+    /* INIT -> RTS skips RTR */
+    a = rc_attr(SHCA_QPS_RTS);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTS_MASK, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+
+    a = rc_attr(SHCA_QPS_RTR);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK, &a), ==, SHCA_AQ_OK);
+    /* RTR -> RTS: RC needs RETRY_CNT; retry_cnt 8 is out of range */
+    a.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTS_MASK &
+                                 ~SHCA_QP_ATTR_RETRY_CNT, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    a.retry_cnt = 8;
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTS_MASK, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    /* RTR -> RTR and RTR -> INIT are not transitions */
+    a = rc_attr(SHCA_QPS_RTR);
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    a.state = SHCA_QPS_INIT;
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_RTR);
+    /* any state -> ERR, with no other attribute; ERR -> RESET */
+    a.state = SHCA_QPS_ERR;
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_STATE |
+                                 SHCA_QP_ATTR_ACCESS, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_ERR);
+    a.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTS_MASK, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    a.state = SHCA_QPS_RESET;
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+
+    /* UD: QKEY instead of ACCESS, no path at INIT -> RTR */
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_UD, cq, cq, bufs + 8192,
+                bufs + 12288);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &ud), ==, SHCA_AQ_OK);
+    a = rc_attr(SHCA_QPS_INIT);
+    g_assert_cmpuint(rdma_modify(&r, ud, RC_INIT_MASK, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_modify(&r, ud, SHCA_QP_ATTR_STATE |
+                                 SHCA_QP_ATTR_QKEY, &a), ==, SHCA_AQ_OK);
+    a.state = SHCA_QPS_RTR;
+    g_assert_cmpuint(rdma_modify(&r, ud, RC_RTR_MASK, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_modify(&r, ud, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    a.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(&r, ud, SHCA_QP_ATTR_STATE |
+                                 SHCA_QP_ATTR_SQ_PSN, &a), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_state(&r, ud), ==, SHCA_QPS_RTS);
+    hca_stop(&r.h);
+}
+
+/* Write send WQE (or receive WQE) index i of a 2^4-entry queue. */
+static void rdma_post_send(Rdma *r, uint64_t sq, uint16_t i, uint64_t wr_id)
+{
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(wr_id),
+        .opcode = SHCA_WR_SEND,
+        .flags = SHCA_WQE_SIGNALED,
+    };
+
+    qtest_memwrite(r->h.qts, sq + (i & 15) * 64, &w, sizeof(w));
+}
+
+static void rdma_post_recv(Rdma *r, uint64_t rq, uint16_t i, uint64_t wr_id)
+{
+    struct shca_recv_wqe w = { .wr_id = cpu_to_le64(wr_id) };
+
+    qtest_memwrite(r->h.qts, rq + (i & 15) * 32, &w, sizeof(w));
+}
+
+static struct shca_cqe rdma_cqe(Rdma *r, uint64_t cq, unsigned slot)
+{
+    struct shca_cqe cqe;
+
+    qtest_memread(r->h.qts, cq + slot * sizeof(cqe), &cqe, sizeof(cqe));
+    return cqe;
+}
+
+/*
+ * Moving to ERR completes every posted WQE with WR_FLUSH_ERR, in order.
+ * The flush is done by the transport's softhca_tp_flush.
+ */
+static void test_qp_flush(void)
+{
+    struct shca_aq_entry cmd;
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_INIT);
+    uint32_t scq, rcq, qpn;
+    uint64_t scqbuf, rcqbuf, sq, rq;
+    struct shca_cqe cqe;
+    Rdma r;
+
+    rdma_start(&r);
+    scq = rdma_cq(&r, 0, 4, &scqbuf);
+    rcq = rdma_cq(&r, 0, 4, &rcqbuf);
+    sq = guest_alloc(&r.h.alloc, 4096);
+    rq = guest_alloc(&r.h.alloc, 4096);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, scq, rcq, sq, rq);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_INIT_MASK, &a), ==, SHCA_AQ_OK);
+
+    /* three sends (held: the QP is not in RTS), two receives */
+    for (uint16_t i = 0; i < 3; i++) {
+        rdma_post_send(&r, sq, i, 0x5000 + i);
+    }
+    rdma_db(&r, 0, SHCA_DB_SQ, 3 << 16 | qpn);
+    for (uint16_t i = 0; i < 2; i++) {
+        rdma_post_recv(&r, rq, i, 0x7000 + i);
+    }
+    rdma_db(&r, 0, SHCA_DB_RQ, 2 << 16 | qpn);
+    g_assert_cmpuint(rdma_cqe(&r, scqbuf, 0).phase, ==, 0);
+
+    a.state = SHCA_QPS_ERR;
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    for (unsigned i = 0; i < 3; i++) {
+        cqe = rdma_cqe(&r, scqbuf, i);
+        g_assert_cmpuint(cqe.phase, ==, SHCA_PHASE_BIT);
+        g_assert_cmpuint(cqe.status, ==, SHCA_CQE_WR_FLUSH_ERR);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x5000 + i);
+        g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, i);
+        g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qpn);
+    }
+    g_assert_cmpuint(rdma_cqe(&r, scqbuf, 3).phase, ==, 0);
+    for (unsigned i = 0; i < 2; i++) {
+        cqe = rdma_cqe(&r, rcqbuf, i);
+        g_assert_cmpuint(cqe.phase, ==, SHCA_PHASE_BIT);
+        g_assert_cmpuint(cqe.status, ==, SHCA_CQE_WR_FLUSH_ERR);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x7000 + i);
+        g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, i);
+    }
+
+    /* a receive posted in ERR is flushed at once */
+    rdma_post_recv(&r, rq, 2, 0x7002);
+    rdma_db(&r, 0, SHCA_DB_RQ, 3 << 16 | qpn);
+    cqe = rdma_cqe(&r, rcqbuf, 2);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_WR_FLUSH_ERR);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x7002);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, 2);
+
+    /* RESET drops the rest silently and starts the rings at 0 */
+    a.state = SHCA_QPS_RESET;
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    a = rc_attr(SHCA_QPS_INIT);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_INIT_MASK, &a), ==, SHCA_AQ_OK);
+    rdma_post_recv(&r, rq, 0, 0x7100);
+    rdma_db(&r, 0, SHCA_DB_RQ, 1 << 16 | qpn);
+    a.state = SHCA_QPS_ERR;
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    cqe = rdma_cqe(&r, rcqbuf, 3);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x7100);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, 0);
+    g_assert_cmpuint(rdma_cqe(&r, scqbuf, 3).phase, ==, 0);
+    hca_stop(&r.h);
+}
+
+/*
+ * Doorbells of a queue rung from another context's page are ignored; a
+ * count running ahead of the ring is fatal to the QP.
+ */
+static void test_doorbell_wrong_page(void)
+{
+    struct shca_aq_entry cmd;
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_INIT);
+    uint32_t uctx, cq, qpn;
+    uint64_t cqbuf, sq, rq;
+    struct shca_eqe eqe;
+    Rdma r;
+
+    rdma_start(&r);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_UCTX, 0, &uctx), ==,
+                     SHCA_AQ_OK);
+    cq = rdma_cq(&r, uctx, 4, &cqbuf);
+    sq = guest_alloc(&r.h.alloc, 4096);
+    rq = guest_alloc(&r.h.alloc, 4096);
+    rdma_qp_cmd(&r, &cmd, uctx, SHCA_QPT_RC, cq, cq, sq, rq);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_INIT_MASK, &a), ==, SHCA_AQ_OK);
+
+    /* 100 WQEs on a 16-entry ring, from the kernel's page and page 2 */
+    rdma_db(&r, 0, SHCA_DB_RQ, 100 << 16 | qpn);
+    rdma_db(&r, 2, SHCA_DB_RQ, 100 << 16 | qpn);
+    rdma_db(&r, 0, SHCA_DB_SQ, 100 << 16 | qpn);
+    g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_INIT);
+    /* a CQ armed from the wrong page stays disarmed */
+    rdma_db(&r, 0, SHCA_DB_CQ, cq | SHCA_DB_CQ_ARM);
+    /* an unknown doorbell offset */
+    rdma_db(&r, uctx, 0x10, 100 << 16 | qpn);
+    g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_INIT);
+
+    /* the same from the context's page: QP_FATAL on EQ 0, flushed to ERR */
+    rdma_post_recv(&r, rq, 0, 0x9000);
+    rdma_db(&r, uctx, SHCA_DB_RQ, 1 << 16 | qpn);
+    rdma_db(&r, uctx, SHCA_DB_RQ, 100 << 16 | qpn);
+    g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_ERR);
+    eqe = rdma_eqe(&r, r.eq0, 0);
+    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_QP_FATAL);
+    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, qpn);
+    g_assert_cmpuint(rdma_eqe(&r, r.eq1, 0).type, ==, 0);   /* not armed */
+    g_assert_cmpuint(rdma_cqe(&r, cqbuf, 0).status, ==,
+                     SHCA_CQE_WR_FLUSH_ERR);
+
+    /* armed from the right page: the next completion posts COMPLETION */
+    rdma_db(&r, uctx, SHCA_DB_CQ, cq | SHCA_DB_CQ_ARM | SHCA_DB_CQ_SOLICITED);
+    rdma_post_recv(&r, rq, 1, 0x9001);
+    rdma_db(&r, uctx, SHCA_DB_RQ, 2 << 16 | qpn);
+    g_assert_cmpuint(rdma_cqe(&r, cqbuf, 1).status, ==,
+                     SHCA_CQE_WR_FLUSH_ERR);
+    eqe = rdma_eqe(&r, r.eq1, 0);
+    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_COMPLETION);
+    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, cq);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/* A CQ whose consumer falls behind overruns: CQ_ERROR on EQ 0. */
+static void test_cq_overrun(void)
+{
+    struct shca_aq_entry cmd;
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_INIT);
+    struct shca_cq_record rec = { .ci = cpu_to_le32(2) };
+    uint32_t cq, qp1, qp2, qp3;
+    uint64_t cqbuf, bufs;
+    struct shca_eqe eqe;
+    Rdma r;
+
+    rdma_start(&r);
+    cq = rdma_cq(&r, 0, 1, &cqbuf);             /* 2 CQEs */
+    bufs = guest_alloc(&r.h.alloc, 6 * 4096);
+    /* a QP that only completes to the CQ, without WQEs */
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, bufs + 16384,
+                bufs + 20480);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qp3), ==, SHCA_AQ_OK);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, bufs, bufs + 4096);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qp1), ==, SHCA_AQ_OK);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, bufs + 8192,
+                bufs + 12288);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qp2), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_modify(&r, qp1, RC_INIT_MASK, &a), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_modify(&r, qp2, RC_INIT_MASK, &a), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_modify(&r, qp3, RC_INIT_MASK, &a), ==, SHCA_AQ_OK);
+    rdma_db(&r, 0, SHCA_DB_CQ, cq | SHCA_DB_CQ_ARM);
+
+    /* two flushed receives fill the ring: one COMPLETION event */
+    rdma_post_recv(&r, bufs + 4096, 0, 1);
+    rdma_post_recv(&r, bufs + 4096, 1, 2);
+    rdma_db(&r, 0, SHCA_DB_RQ, 2 << 16 | qp1);
+    a.state = SHCA_QPS_ERR;
+    g_assert_cmpuint(rdma_modify(&r, qp1, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_cqe(&r, cqbuf, 1).phase, ==, SHCA_PHASE_BIT);
+    eqe = rdma_eqe(&r, r.eq1, 0);
+    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_COMPLETION);
+    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, cq);
+    g_assert_cmpuint(rdma_eqe(&r, r.eq1, 1).type, ==, 0);   /* disarmed */
+
+    /* consumed: the next two wrap with phase 0 */
+    qtest_memwrite(r.h.qts, cqbuf + 2 * SHCA_CQE_SIZE, &rec, sizeof(rec));
+    rdma_post_recv(&r, bufs + 12288, 0, 3);
+    rdma_post_recv(&r, bufs + 12288, 1, 4);
+    rdma_db(&r, 0, SHCA_DB_RQ, 2 << 16 | qp2);
+    g_assert_cmpuint(rdma_modify(&r, qp2, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_cqe(&r, cqbuf, 0).phase, ==, 0);
+    g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, cqbuf, 0).wr_id), ==, 3);
+    g_assert_cmpuint(rdma_cqe(&r, cqbuf, 1).phase, ==, 0);
+    g_assert_cmpuint(rdma_eqe(&r, r.eq0, 0).type, ==, 0);
+
+    /* not consumed: a fifth completion overruns */
+    rdma_post_recv(&r, bufs + 12288, 2, 5);
+    rdma_db(&r, 0, SHCA_DB_RQ, 3 << 16 | qp2);
+    eqe = rdma_eqe(&r, r.eq0, 0);
+    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_CQ_ERROR);
+    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, cq);
+    g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, cqbuf, 0).wr_id), ==, 3);
+    /* every QP completing to it is moved to ERR */
+    g_assert_cmpuint(rdma_state(&r, qp3), ==, SHCA_QPS_ERR);
+    eqe = rdma_eqe(&r, r.eq0, 1);
+    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_QP_FATAL);
+    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, qp3);
+    /* the CQ takes nothing more, even once consumed */
+    rec.ci = cpu_to_le32(4);
+    qtest_memwrite(r.h.qts, cqbuf + 2 * SHCA_CQE_SIZE, &rec, sizeof(rec));
+    rdma_post_recv(&r, bufs + 12288, 3, 6);
+    rdma_db(&r, 0, SHCA_DB_RQ, 4 << 16 | qp2);
+    g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, cqbuf, 0).wr_id), ==, 3);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+static uint8_t rdma_reg_mr(Rdma *r, uint32_t access, uint64_t iova,
+                           uint64_t length, uint32_t first_offset,
+                           const struct shca_buf_desc *pages, uint32_t *key)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_REG_MR };
+
+    cmd.reg_mr.pdn = cpu_to_le32(r->pd);
+    cmd.reg_mr.access = cpu_to_le32(access);
+    cmd.reg_mr.iova = cpu_to_le64(iova);
+    cmd.reg_mr.length = cpu_to_le64(length);
+    cmd.reg_mr.first_offset = cpu_to_le32(first_offset);
+    if (pages) {
+        cmd.reg_mr.pages = *pages;
+    }
+    return hca_cmd(&r->h, &cmd, key);
+}
+
+static void test_mr_reg(void)
+{
+    const uint32_t rw = SHCA_ACCESS_LOCAL_WRITE | SHCA_ACCESS_REMOTE_WRITE;
+    struct shca_buf_desc d = { 0 };
+    uint64_t data, list, l2, big, p;
+    uint32_t key, key2, key3, key4;
+    Rdma r;
+
+    rdma_start(&r);
+    data = guest_alloc(&r.h.alloc, 4 * 4096);
+    list = guest_alloc(&r.h.alloc, 4096);
+
+    /* DIRECT: 2 pages, 100 bytes in */
+    buf_direct(&d, data, 2);
+    g_assert_cmpuint(rdma_reg_mr(&r, rw, 0x10000, 8000, 100, &d, &key), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmphex(key >> 8, ==, 1);
+    /* the pages must cover first_offset + length */
+    g_assert_cmpuint(rdma_reg_mr(&r, rw, 0x10000, 8100, 100, &d, &key2), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_reg_mr(&r, rw, 0x10000, 100, 4096, &d, &key2), ==,
+                     SHCA_AQ_BAD_PARAM);
+    /* access: remote write or atomic need local write; unknown bits */
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_REMOTE_WRITE, 0, 100, 0, &d,
+                                 &key2), ==, SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_REMOTE_ATOMIC |
+                                 SHCA_ACCESS_REMOTE_READ, 0, 100, 0, &d,
+                                 &key2), ==, SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_reg_mr(&r, 1u << 5, 0, 100, 0, &d, &key2), ==,
+                     SHCA_AQ_BAD_PARAM);
+    /* length 0, wrapping iova, past MAX_MR_SIZE */
+    g_assert_cmpuint(rdma_reg_mr(&r, rw, 0, 0, 0, &d, &key2), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_reg_mr(&r, rw, ~0ull - 10, 100, 0, &d, &key2), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_reg_mr(&r, rw, 0, 1ull << 41, 0, &d, &key2), ==,
+                     SHCA_AQ_BAD_PARAM);
+    /* DIRECT and LIST2 together */
+    d.flags = SHCA_BUF_DIRECT | SHCA_BUF_LIST2;
+    g_assert_cmpuint(rdma_reg_mr(&r, rw, 0, 100, 0, &d, &key2), ==,
+                     SHCA_AQ_BAD_PARAM);
+
+    /* one-level list of 3 pages; then a bad page in it */
+    qtest_writeq(r.h.qts, list, data + 3 * 4096);
+    qtest_writeq(r.h.qts, list + 8, data);
+    qtest_writeq(r.h.qts, list + 16, data + 4096);
+    d = (struct shca_buf_desc) {
+        .addr = cpu_to_le64(list), .npages = cpu_to_le32(3), .page_shift = 12,
+    };
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_REMOTE_READ, 0, 3 * 4096, 0,
+                                 &d, &key2), ==, SHCA_AQ_OK);
+    g_assert_cmphex(key2 >> 8, ==, 2);
+    qtest_writeq(r.h.qts, list + 8, RAM_TOP);
+    g_assert_cmpuint(rdma_reg_mr(&r, 0, 0, 100, 0, &d, &key3), ==,
+                     SHCA_AQ_BAD_ADDR);
+    qtest_writeq(r.h.qts, list + 8, data + 8);
+    g_assert_cmpuint(rdma_reg_mr(&r, 0, 0, 100, 0, &d, &key3), ==,
+                     SHCA_AQ_BAD_ADDR);
+    qtest_writeq(r.h.qts, list + 8, 0xfee00000);
+    g_assert_cmpuint(rdma_reg_mr(&r, 0, 0, 100, 0, &d, &key3), ==,
+                     SHCA_AQ_BAD_ADDR);
+    /* a one-level list holds at most 512 pages */
+    d.npages = cpu_to_le32(513);
+    g_assert_cmpuint(rdma_reg_mr(&r, 0, 0, 100, 0, &d, &key3), ==,
+                     SHCA_AQ_BAD_PARAM);
+
+    /* LIST2: 600 pages in two list pages (512 + 88) */
+    big = guest_alloc(&r.h.alloc, 600 * 4096);
+    l2 = guest_alloc(&r.h.alloc, 2 * 4096);
+    qtest_writeq(r.h.qts, list, l2);
+    qtest_writeq(r.h.qts, list + 8, l2 + 4096);
+    for (p = 0; p < 600; p++) {
+        qtest_writeq(r.h.qts, l2 + p * 8, big + p * 4096);
+    }
+    d = (struct shca_buf_desc) {
+        .addr = cpu_to_le64(list), .npages = cpu_to_le32(600),
+        .page_shift = 12, .flags = SHCA_BUF_LIST2,
+    };
+    g_assert_cmpuint(rdma_reg_mr(&r, rw, 0x1000, 600 * 4096, 0, &d, &key3),
+                     ==, SHCA_AQ_OK);
+    g_assert_cmphex(key3 >> 8, ==, 3);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, key3, NULL), ==,
+                     SHCA_AQ_OK);
+    /* a bad page in the second list page, a list page outside RAM */
+    qtest_writeq(r.h.qts, l2 + 550 * 8, RAM_TOP + 4096);
+    g_assert_cmpuint(rdma_reg_mr(&r, rw, 0, 100, 0, &d, &key3), ==,
+                     SHCA_AQ_BAD_ADDR);
+    qtest_writeq(r.h.qts, l2 + 550 * 8, big + 550 * 4096);
+    qtest_writeq(r.h.qts, list + 8, RAM_TOP);
+    g_assert_cmpuint(rdma_reg_mr(&r, rw, 0, 100, 0, &d, &key3), ==,
+                     SHCA_AQ_BAD_ADDR);
+    /* more than 512 x 512 pages */
+    d.npages = cpu_to_le32(512 * 512 + 1);
+    g_assert_cmpuint(rdma_reg_mr(&r, rw, 0, 100, 0, &d, &key3), ==,
+                     SHCA_AQ_BAD_PARAM);
+
+    /* PHYS: no pages */
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS | rw, 0, RAM_TOP, 0,
+                                 NULL, &key3), ==, SHCA_AQ_OK);
+    g_assert_cmphex(key3 >> 8, ==, 3);
+    buf_direct(&d, data, 1);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS, 0, 100, 0, &d, &key4),
+                     ==, SHCA_AQ_BAD_PARAM);
+
+    /* the index is reused with another tag; old keys are dead */
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, key2, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, key2, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(rdma_reg_mr(&r, 0, 0, 100, 0, &d, &key4), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmphex(key4 >> 8, ==, 2);
+    g_assert_cmphex(key4, !=, key2);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, key2, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, key ^ 1, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, 0, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, 0xffffffff, NULL),
+                     ==, SHCA_AQ_BAD_HANDLE);
+    /* a PD with MRs stays; another PD's number is not ours */
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_PD, r.pd, NULL), ==,
+                     SHCA_AQ_BUSY);
+    r.pd = 2;
+    g_assert_cmpuint(rdma_reg_mr(&r, 0, 0, 100, 0, &d, &key3), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    r.pd = 1;
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, key, NULL), ==,
+                     SHCA_AQ_OK);
+    hca_stop(&r.h);
+}
+
+static void test_query_stats(void)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_QUERY_STATS };
+    uint64_t buf;
+    Rdma r;
+
+    rdma_start(&r);
+    buf = guest_alloc(&r.h.alloc, 4096);
+    qtest_memset(r.h.qts, buf, 0xff, 4096);
+    cmd.query_stats.addr = cpu_to_le64(buf);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_OK);
+    for (int i = 0; i < SHCA_STAT_COUNT; i++) {
+        g_assert_cmphex(qtest_readq(r.h.qts, buf + 8 * i), ==, 0);
+    }
+    g_assert_cmphex(qtest_readq(r.h.qts, buf + 8 * SHCA_STAT_COUNT), ==,
+                    ~0ull);
+    cmd.query_stats.addr = cpu_to_le64(RAM_TOP - 8);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_ADDR);
+    hca_stop(&r.h);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -683,6 +1703,16 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/eq/create-checks", test_eq_create_checks);
     qtest_add_func("/softhca/eq/port-event", test_eq_port_event);
     qtest_add_func("/softhca/nic/loopback", test_nic_loopback);
+    qtest_add_func("/softhca/rdma/caps-gate", test_rdma_caps_gate);
+    qtest_add_func("/softhca/cq/create-checks", test_cq_create_checks);
+    qtest_add_func("/softhca/qp/create-checks", test_qp_create_checks);
+    qtest_add_func("/softhca/qp/modify-path", test_qp_modify_path);
+    qtest_add_func("/softhca/qp/modify-illegal", test_qp_modify_illegal);
+    qtest_add_func("/softhca/qp/flush", test_qp_flush);
+    qtest_add_func("/softhca/doorbell/wrong-page", test_doorbell_wrong_page);
+    qtest_add_func("/softhca/cq/overrun", test_cq_overrun);
+    qtest_add_func("/softhca/mr/reg", test_mr_reg);
+    qtest_add_func("/softhca/rdma/query-stats", test_query_stats);
 
     return g_test_run();
 }

@@ -1,0 +1,198 @@
+/*
+ * softhca: memory regions and access through their keys (spec §13.3)
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/bitops.h"
+#include "qemu/cutils.h"
+#include "softhca-rdma.h"
+#include "trace.h"
+
+#define SOFTHCA_MR_ACCESS       (SHCA_ACCESS_LOCAL_WRITE | \
+                                 SHCA_ACCESS_REMOTE_WRITE | \
+                                 SHCA_ACCESS_REMOTE_READ | \
+                                 SHCA_ACCESS_REMOTE_ATOMIC | \
+                                 SHCA_ACCESS_PHYS)
+#define SOFTHCA_KEY_TAG_BITS    8
+
+static uint32_t softhca_mr_key(const SofthcaState *s, const SofthcaMr *mr)
+{
+    return (uint32_t)(mr - s->mrs) << SOFTHCA_KEY_TAG_BITS | mr->tag;
+}
+
+/* The live MR a key names, if any. */
+static SofthcaMr *softhca_mr_lookup(SofthcaState *s, uint32_t key)
+{
+    uint32_t index = key >> SOFTHCA_KEY_TAG_BITS;
+    SofthcaMr *mr;
+
+    if (index == 0 || index >= SOFTHCA_MR_TABLE) {
+        return NULL;
+    }
+    mr = &s->mrs[index];
+    if (!mr->valid ||
+        mr->tag != (key & MAKE_64BIT_MASK(0, SOFTHCA_KEY_TAG_BITS))) {
+        return NULL;
+    }
+    return mr;
+}
+
+static bool softhca_mr_access_ok(uint32_t access)
+{
+    uint32_t needs_write = SHCA_ACCESS_REMOTE_WRITE |
+                           SHCA_ACCESS_REMOTE_ATOMIC;
+
+    return !(access & ~SOFTHCA_MR_ACCESS) &&
+           (!(access & needs_write) || (access & SHCA_ACCESS_LOCAL_WRITE));
+}
+
+uint8_t softhca_mr_reg(SofthcaState *s, const struct shca_aq_reg_mr *c,
+                       uint32_t *key)
+{
+    static const struct shca_buf_desc no_pages;
+    uint32_t pdn = le32_to_cpu(c->pdn);
+    uint32_t access = le32_to_cpu(c->access);
+    uint64_t iova = le64_to_cpu(c->iova);
+    uint64_t length = le64_to_cpu(c->length);
+    uint32_t first_offset = le32_to_cpu(c->first_offset);
+    bool phys = access & SHCA_ACCESS_PHYS;
+    SofthcaMr *mr = NULL;
+    uint32_t i;
+
+    if (!pdn || pdn > SOFTHCA_MAX_PD || !test_bit(pdn, s->pd_map)) {
+        return SHCA_AQ_BAD_HANDLE;
+    }
+    if (!softhca_mr_access_ok(access) || c->rsvd || length == 0 ||
+        iova + length - 1 < iova) {
+        return SHCA_AQ_BAD_PARAM;
+    }
+    if (phys ? first_offset || memcmp(&c->pages, &no_pages, sizeof(no_pages))
+             : length > SOFTHCA_MAX_MR_SIZE ||
+               first_offset >= 1ull << MIN(c->pages.page_shift, 63)) {
+        return SHCA_AQ_BAD_PARAM;
+    }
+    for (i = 1; i < SOFTHCA_MR_TABLE; i++) {
+        if (!s->mrs[i].valid) {
+            mr = &s->mrs[i];
+            break;
+        }
+    }
+    if (!mr) {
+        return SHCA_AQ_NO_RESOURCES;
+    }
+    if (!phys) {
+        uint8_t status;
+
+        if (le32_to_cpu(c->pages.npages) > SOFTHCA_MAX_MR_PAGES - s->mr_pages) {
+            return SHCA_AQ_NO_RESOURCES;
+        }
+        status = softhca_buf_init_list2(s, &mr->pages, &c->pages,
+                                        first_offset + length);
+        if (status != SHCA_AQ_OK) {
+            return status;
+        }
+        s->mr_pages += mr->pages.npages;
+    }
+    mr->valid = true;
+    mr->pdn = pdn;
+    mr->access = access;
+    mr->iova = iova;
+    mr->length = length;
+    mr->first_offset = first_offset;
+    *key = softhca_mr_key(s, mr);
+    trace_softhca_mr_reg(*key, pdn, access, iova, length, mr->pages.npages);
+    return SHCA_AQ_OK;
+}
+
+static void softhca_mr_free(SofthcaState *s, SofthcaMr *mr)
+{
+    uint8_t tag = mr->tag;
+
+    s->mr_pages -= mr->pages.npages;
+    softhca_buf_free(&mr->pages);
+    /* The next MR at this index gets another key. */
+    *mr = (SofthcaMr) { .tag = tag + 1 };
+}
+
+uint8_t softhca_mr_dereg(SofthcaState *s, uint32_t key)
+{
+    SofthcaMr *mr = softhca_mr_lookup(s, key);
+
+    if (!mr) {
+        return SHCA_AQ_BAD_HANDLE;
+    }
+    softhca_mr_free(s, mr);
+    trace_softhca_mr_dereg(key);
+    return SHCA_AQ_OK;
+}
+
+void softhca_mr_reset(SofthcaState *s)
+{
+    for (uint32_t i = 1; i < SOFTHCA_MR_TABLE; i++) {
+        softhca_mr_free(s, &s->mrs[i]);
+        s->mrs[i].tag = 0;
+    }
+    s->mr_pages = 0;
+}
+
+static bool softhca_mem_rw(SofthcaState *s, uint64_t addr, void *buf,
+                           uint64_t len, bool to_guest)
+{
+    return to_guest ? softhca_dma_write(s, addr, buf, len)
+                    : softhca_dma_read(s, addr, buf, len);
+}
+
+SofthcaMemStatus softhca_mem_copy(SofthcaState *s, uint32_t pdn, uint32_t key,
+                                  uint64_t addr, void *buf, uint64_t len,
+                                  uint32_t access, bool to_guest)
+{
+    SofthcaMr *mr = softhca_mr_lookup(s, key);
+    uint8_t *p = buf;
+    uint64_t off;
+
+    if (!mr || mr->pdn != pdn) {
+        trace_softhca_err_mem(key, addr, len, SOFTHCA_MEM_BAD_KEY);
+        return SOFTHCA_MEM_BAD_KEY;
+    }
+    /* addr .. addr + len within iova .. iova + length, without overflow */
+    if (addr < mr->iova || len > mr->length ||
+        addr - mr->iova > mr->length - len) {
+        trace_softhca_err_mem(key, addr, len, SOFTHCA_MEM_BAD_RANGE);
+        return SOFTHCA_MEM_BAD_RANGE;
+    }
+    if ((mr->access & access) != access) {
+        trace_softhca_err_mem(key, addr, len, SOFTHCA_MEM_NO_ACCESS);
+        return SOFTHCA_MEM_NO_ACCESS;
+    }
+    if (len == 0) {
+        return SOFTHCA_MEM_OK;
+    }
+    if (mr->access & SHCA_ACCESS_PHYS) {
+        if (!softhca_mem_rw(s, addr, p, len, to_guest)) {
+            trace_softhca_err_mem(key, addr, len, SOFTHCA_MEM_DMA_ERROR);
+            return SOFTHCA_MEM_DMA_ERROR;
+        }
+        return SOFTHCA_MEM_OK;
+    }
+    /* Registration checked that first_offset + length fits the pages. */
+    off = addr - mr->iova + mr->first_offset;
+    while (len) {
+        uint64_t page_size = 1ull << mr->pages.page_shift;
+        uint64_t chunk = MIN(len, page_size - (off & (page_size - 1)));
+
+        if (!softhca_mem_rw(s, softhca_buf_addr(&mr->pages, off), p, chunk,
+                            to_guest)) {
+            trace_softhca_err_mem(key, addr, len, SOFTHCA_MEM_DMA_ERROR);
+            return SOFTHCA_MEM_DMA_ERROR;
+        }
+        off += chunk;
+        p += chunk;
+        len -= chunk;
+    }
+    return SOFTHCA_MEM_OK;
+}

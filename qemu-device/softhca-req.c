@@ -1,0 +1,289 @@
+/*
+ * softhca: the requester of the RoCEv2 transport (spec §15, §16) -- takes
+ * send WQEs from the SQ, checks them, and sends their messages as packets
+ * of at most the path MTU; keeps what it started for retransmission.
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "softhca-tp.h"
+#include "trace.h"
+
+#define SOFTHCA_WQE_MAX         (1u << 11)      /* largest stride */
+
+SofthcaSendOp *softhca_req_op(SofthcaQp *qp, uint16_t index)
+{
+    return &qp->tp.ops[index & (qp->tp.nops - 1)];
+}
+
+/* Check a send WQE (spec §15); SHCA_CQE_SUCCESS or the error to complete. */
+static uint8_t softhca_req_check(SofthcaQp *qp, SofthcaSendOp *op,
+                                 const uint8_t *raw, uint32_t stride)
+{
+    const struct shca_send_wqe *w = &op->wqe;
+    uint64_t len = 0;
+
+    if (softhca_req_opcode(w->opcode, true, true,
+                           softhca_tp_transport(qp)) < 0) {
+        return SHCA_CQE_LOC_QP_OP_ERR;
+    }
+    if (w->flags & SHCA_WQE_INLINE) {
+        if (w->inline_len > SOFTHCA_MAX_INLINE ||
+            sizeof(*w) + w->inline_len > stride ||
+            softhca_wr_is_read_atomic(w->opcode)) {
+            return SHCA_CQE_LOC_QP_OP_ERR;
+        }
+        memcpy(op->inline_data, raw + sizeof(*w), w->inline_len);
+        op->len = w->inline_len;
+        return SHCA_CQE_SUCCESS;
+    }
+    if (w->num_sge > SOFTHCA_MAX_SGE ||
+        sizeof(*w) + w->num_sge * sizeof(struct shca_sge) > stride) {
+        return SHCA_CQE_LOC_QP_OP_ERR;
+    }
+    memcpy(op->sge, raw + sizeof(*w), w->num_sge * sizeof(struct shca_sge));
+    for (unsigned i = 0; i < w->num_sge; i++) {
+        op->sge[i].addr = le64_to_cpu(op->sge[i].addr);
+        op->sge[i].length = le32_to_cpu(op->sge[i].length);
+        op->sge[i].lkey = le32_to_cpu(op->sge[i].lkey);
+        len += op->sge[i].length;
+    }
+    if (len > SOFTHCA_MAX_MSG_SIZE) {
+        return SHCA_CQE_LOC_QP_OP_ERR;
+    }
+    if ((w->opcode == SHCA_WR_ATOMIC_CMP_SWP ||
+         w->opcode == SHCA_WR_ATOMIC_FETCH_ADD) &&
+        (w->num_sge != 1 || len != 8 || (w->remote_addr & 7))) {
+        return SHCA_CQE_LOC_QP_OP_ERR;
+    }
+    op->len = len;
+    return SHCA_CQE_SUCCESS;
+}
+
+/*
+ * Take the next WQE from the SQ if FENCE and MAX_RD_ATOMIC allow it.
+ * A WQE found bad is taken too, with its error kept for the completer.
+ */
+static bool softhca_req_start(SofthcaState *s, SofthcaQp *qp)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    uint32_t stride = 1u << qp->sq.wqe_shift;
+    SofthcaSendOp *op = softhca_req_op(qp, qp->sq.ci);
+    uint8_t raw[SOFTHCA_WQE_MAX];
+    struct shca_send_wqe *w = &op->wqe;
+    bool rd_atomic;
+
+    if (stride > sizeof(raw)) {
+        return false;
+    }
+    memset(op, 0, sizeof(*op));
+    if (!softhca_wq_read(s, &qp->sq, qp->sq.ci, raw, stride)) {
+        op->status = SHCA_CQE_LOC_QP_OP_ERR;
+    } else {
+        memcpy(w, raw, sizeof(*w));
+        w->wr_id = le64_to_cpu(w->wr_id);
+        w->remote_addr = le64_to_cpu(w->remote_addr);
+        w->rkey = le32_to_cpu(w->rkey);
+        w->inline_len = le32_to_cpu(w->inline_len);
+        w->compare_add = le64_to_cpu(w->compare_add);
+        w->swap = le64_to_cpu(w->swap);
+        /* w->imm stays as it travels on the wire */
+        rd_atomic = softhca_wr_is_read_atomic(w->opcode);
+        if (((w->flags & SHCA_WQE_FENCE) && tp->rd_atomic) ||
+            (rd_atomic && tp->rd_atomic >= MAX(qp->attr.max_rd_atomic, 1))) {
+            return false;
+        }
+        op->status = softhca_req_check(qp, op, raw, stride);
+    }
+    op->first_psn = tp->sq_psn;
+    if (op->status == SHCA_CQE_SUCCESS) {
+        op->npkts = w->opcode == SHCA_WR_ATOMIC_CMP_SWP ||
+                    w->opcode == SHCA_WR_ATOMIC_FETCH_ADD ? 1 :
+                    softhca_msg_pkts(op->len, softhca_tp_mtu(qp));
+        tp->sq_psn = softhca_psn_add(tp->sq_psn, op->npkts);
+        tp->rd_atomic += softhca_wr_is_read_atomic(w->opcode);
+    } else {
+        qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: bad send WQE %u\n",
+                      qp->qpn, qp->sq.ci);
+    }
+    trace_softhca_tp_wqe(qp->qpn, qp->sq.ci, w->opcode, op->len,
+                         op->first_psn, op->npkts, op->status);
+    tp->send_pkt = 0;
+    qp->sq.ci++;
+    return true;
+}
+
+/* Send packet tp->send_pkt of op; false if the WQE failed. */
+static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
+                                 SofthcaSendOp *op)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    const struct shca_send_wqe *w = &op->wqe;
+    uint32_t mtu = softhca_tp_mtu(qp);
+    uint32_t i = tp->send_pkt;
+    uint64_t off = (uint64_t)i * mtu;
+    bool first = i == 0, last = i + 1 >= op->npkts;
+    uint8_t transport = softhca_tp_transport(qp);
+    uint8_t payload[4096];
+    SofthcaRocePacket p = { 0 };
+
+    p.bth.psn = softhca_psn_add(op->first_psn, i);
+    p.bth.opcode = softhca_req_opcode(w->opcode, first, last, transport);
+    switch (w->opcode) {
+    case SHCA_WR_RDMA_READ:
+        /* a retry asks for the responses from this PSN on */
+        p.reth.va = w->remote_addr + off;
+        p.reth.rkey = w->rkey;
+        p.reth.dma_len = op->len - MIN(off, op->len);
+        last = true;
+        break;
+    case SHCA_WR_ATOMIC_CMP_SWP:
+    case SHCA_WR_ATOMIC_FETCH_ADD:
+        p.atomic.va = w->remote_addr;
+        p.atomic.rkey = w->rkey;
+        p.atomic.swap_add = w->opcode == SHCA_WR_ATOMIC_CMP_SWP ?
+                            w->swap : w->compare_add;
+        p.atomic.compare = w->opcode == SHCA_WR_ATOMIC_CMP_SWP ?
+                           w->compare_add : 0;
+        break;
+    default:
+        p.payload_len = MIN(mtu, op->len - off);
+        if (w->flags & SHCA_WQE_INLINE) {
+            memcpy(payload, op->inline_data + off, p.payload_len);
+        } else if (softhca_sge_copy(s, qp, op->sge, w->num_sge, off, payload,
+                                    p.payload_len, false) != SOFTHCA_MEM_OK) {
+            op->status = SHCA_CQE_LOC_PROT_ERR;
+            return false;
+        }
+        if (first) {
+            p.reth.va = w->remote_addr;
+            p.reth.rkey = w->rkey;
+            p.reth.dma_len = op->len;
+        }
+        if (last) {
+            p.bth.solicited = !!(w->flags & SHCA_WQE_SOLICITED);
+            p.imm = be32_to_cpu(w->imm);
+            p.inv_rkey = le32_to_cpu(w->imm);
+        }
+        break;
+    }
+    p.bth.ack_req = transport == SOFTHCA_TRANSPORT_RC &&
+                    softhca_ack_req(last, tp->since_ack_req);
+    if (!softhca_tp_send(s, qp, &p, payload)) {
+        op->status = SHCA_CQE_LOC_QP_OP_ERR;
+        return false;
+    }
+    tp->since_ack_req = p.bth.ack_req ? 0 : tp->since_ack_req + 1;
+    tp->send_pkt = last ? op->npkts : i + 1;
+    return true;
+}
+
+void softhca_req_run(SofthcaState *s, SofthcaQp *qp)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+
+    if (qp->state != SHCA_QPS_RTS || tp->rnr_wait) {
+        return;
+    }
+    if (!tp->ops) {
+        /* only QPs that send need it */
+        tp->nops = MIN(1u << qp->sq.log_size, SOFTHCA_REQ_OPS_MAX);
+        tp->ops = g_new0(SofthcaSendOp, tp->nops);
+    }
+    for (;;) {
+        SofthcaSendOp *op;
+
+        if (tp->sq_send == qp->sq.ci &&
+            (qp->sq.ci == qp->sq.pi ||
+             (uint16_t)(qp->sq.ci - tp->sq_comp) >= tp->nops ||
+             !softhca_req_start(s, qp))) {
+            break;
+        }
+        op = softhca_req_op(qp, tp->sq_send);
+        if (op->status != SHCA_CQE_SUCCESS) {
+            break;
+        }
+        if (softhca_psn_diff(softhca_psn_add(op->first_psn, tp->send_pkt),
+                             tp->una_psn) >= SOFTHCA_REQ_WINDOW) {
+            break;
+        }
+        if (!softhca_req_send_pkt(s, qp, op)) {
+            break;
+        }
+        if (tp->send_pkt < op->npkts) {
+            continue;
+        }
+        tp->sq_send++;
+        tp->send_pkt = 0;
+        if (qp->type == SHCA_QPT_UC) {
+            /* no ACKs: a message is done once it is sent */
+            tp->una_psn = softhca_psn_add(op->first_psn, op->npkts);
+            softhca_comp_advance(s, qp,
+                                 softhca_psn_add(tp->una_psn, -1));
+            if (qp->state != SHCA_QPS_RTS) {
+                return;
+            }
+        }
+    }
+    /* A WQE that failed completes once those before it have. */
+    softhca_comp_advance(s, qp, softhca_psn_add(tp->una_psn, -1));
+    if (qp->state == SHCA_QPS_RTS) {
+        softhca_comp_timer_update(s, qp);
+    }
+}
+
+void softhca_req_rewind(SofthcaState *s, SofthcaQp *qp, uint32_t psn)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+
+    for (uint16_t i = tp->sq_comp; i != qp->sq.ci; i++) {
+        SofthcaSendOp *op = softhca_req_op(qp, i);
+        int32_t d = softhca_psn_diff(psn, op->first_psn);
+
+        if (op->status != SHCA_CQE_SUCCESS || d < 0 ||
+            d < (int32_t)op->npkts) {
+            tp->sq_send = i;
+            tp->send_pkt = MAX(d, 0);
+            return;
+        }
+    }
+    tp->sq_send = qp->sq.ci;
+    tp->send_pkt = 0;
+}
+
+static void softhca_req_flush_one(SofthcaState *s, SofthcaQp *qp,
+                                  uint16_t index, uint64_t wr_id)
+{
+    struct shca_cqe cqe = {
+        .wr_id = cpu_to_le64(wr_id),
+        .wqe_index = cpu_to_le16(index & ((1u << qp->sq.log_size) - 1)),
+        .status = SHCA_CQE_WR_FLUSH_ERR,
+    };
+
+    softhca_tp_cqe(s, qp, qp->send_cqn, &cqe, false);
+}
+
+/* Complete every WQE of the SQ, started or not, with WR_FLUSH_ERR. */
+void softhca_req_flush(SofthcaState *s, SofthcaQp *qp)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    struct shca_send_wqe w;
+
+    for (; tp->ops && tp->sq_comp != qp->sq.ci; tp->sq_comp++) {
+        softhca_req_flush_one(s, qp, tp->sq_comp,
+                              softhca_req_op(qp, tp->sq_comp)->wqe.wr_id);
+    }
+    for (; qp->sq.ci != qp->sq.pi; qp->sq.ci++) {
+        if (!softhca_wq_read(s, &qp->sq, qp->sq.ci, &w, sizeof(w))) {
+            w.wr_id = 0;
+        }
+        softhca_req_flush_one(s, qp, qp->sq.ci, le64_to_cpu(w.wr_id));
+    }
+    tp->sq_comp = tp->sq_send = qp->sq.ci;
+    tp->send_pkt = 0;
+    tp->rd_atomic = 0;
+}

@@ -1,0 +1,520 @@
+/*
+ * softhca: the responder of the RoCEv2 transport (spec §16) -- executes
+ * the requests of the peer in PSN order: SEND into receive WQEs, RDMA
+ * WRITE, READ and atomics into and from memory regions; answers with
+ * ACKs, NAKs, READ responses and atomic ACKs (RC) or nothing (UC).
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "softhca-tp.h"
+#include "trace.h"
+
+#define SOFTHCA_RECV_WQE_MAX    (1u << 11)      /* largest stride */
+
+/* What executing a request came to. */
+typedef enum SofthcaRespResult {
+    SOFTHCA_RESP_DONE,          /* executed: advance the PSN */
+    SOFTHCA_RESP_ANSWERED,      /* READ/atomic: executed and answered */
+    SOFTHCA_RESP_RNR,           /* no receive WQE */
+    SOFTHCA_RESP_INVALID,       /* invalid request */
+    SOFTHCA_RESP_ACCESS,        /* remote access error */
+    SOFTHCA_RESP_OP_ERR,        /* remote operational error */
+} SofthcaRespResult;
+
+static void softhca_resp_ack(SofthcaState *s, SofthcaQp *qp,
+                             uint8_t syndrome, uint32_t psn)
+{
+    SofthcaRocePacket a = {
+        .bth.opcode = SOFTHCA_TRANSPORT_RC | SOFTHCA_OP_ACKNOWLEDGE,
+        .bth.psn = psn,
+        .aeth.syndrome = syndrome,
+        .aeth.msn = qp->tp.msn & SOFTHCA_PSN_MASK,
+    };
+
+    if ((syndrome & SOFTHCA_AETH_TYPE_MASK) != SOFTHCA_AETH_ACK) {
+        trace_softhca_tp_nak(qp->qpn, syndrome, psn);
+    }
+    softhca_tp_send(s, qp, &a, NULL);
+}
+
+static void softhca_resp_recv_cqe(SofthcaState *s, SofthcaQp *qp,
+                                  uint8_t status, uint8_t opcode,
+                                  uint8_t flags, uint32_t imm,
+                                  uint64_t byte_len, bool solicited)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    struct shca_cqe cqe = {
+        .wr_id = cpu_to_le64(tp->recv_wr_id),
+        .byte_len = cpu_to_le32(byte_len),
+        .imm = imm,
+        .wqe_index = cpu_to_le16(tp->recv_index &
+                                 ((1u << qp->rq.log_size) - 1)),
+        .status = status,
+        .opcode = opcode,
+        .flags = flags,
+    };
+
+    tp->have_recv = false;
+    softhca_tp_cqe(s, qp, qp->recv_cqn, &cqe, solicited);
+}
+
+/*
+ * Take the next receive WQE for a message, if one is posted.  A bad one
+ * completes with LOC_QP_OP_ERR and answers an operational error.
+ */
+static SofthcaRespResult softhca_resp_take_recv(SofthcaState *s, SofthcaQp *qp)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    uint32_t stride = 1u << qp->rq.wqe_shift;
+    uint8_t raw[SOFTHCA_RECV_WQE_MAX];
+    struct shca_recv_wqe w;
+    bool ok;
+
+    if (tp->have_recv) {
+        return SOFTHCA_RESP_DONE;
+    }
+    if (qp->rq.ci == qp->rq.pi || stride > sizeof(raw)) {
+        return SOFTHCA_RESP_RNR;
+    }
+    ok = softhca_wq_read(s, &qp->rq, qp->rq.ci, raw, stride);
+    memcpy(&w, raw, sizeof(w));
+    tp->have_recv = true;
+    tp->recv_index = qp->rq.ci++;
+    tp->recv_wr_id = ok ? le64_to_cpu(w.wr_id) : 0;
+    tp->recv_off = 0;
+    if (!ok || w.num_sge > SOFTHCA_MAX_SGE ||
+        sizeof(w) + w.num_sge * sizeof(struct shca_sge) > stride) {
+        qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: bad recv WQE %u\n",
+                      qp->qpn, tp->recv_index);
+        softhca_resp_recv_cqe(s, qp, SHCA_CQE_LOC_QP_OP_ERR,
+                              SHCA_CQE_OP_RECV, 0, 0, 0, false);
+        return SOFTHCA_RESP_OP_ERR;
+    }
+    tp->recv_nsge = w.num_sge;
+    tp->recv_len = 0;
+    memcpy(tp->recv_sge, raw + sizeof(w), w.num_sge * sizeof(struct shca_sge));
+    for (unsigned i = 0; i < w.num_sge; i++) {
+        tp->recv_sge[i].addr = le64_to_cpu(tp->recv_sge[i].addr);
+        tp->recv_sge[i].length = le32_to_cpu(tp->recv_sge[i].length);
+        tp->recv_sge[i].lkey = le32_to_cpu(tp->recv_sge[i].lkey);
+        tp->recv_len += tp->recv_sge[i].length;
+    }
+    return SOFTHCA_RESP_DONE;
+}
+
+static SofthcaRespResult softhca_resp_send(SofthcaState *s, SofthcaQp *qp,
+                                           const SofthcaRocePacket *p,
+                                           const uint8_t *payload)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    SofthcaRespResult r = softhca_resp_take_recv(s, qp);
+    uint8_t flags = 0;
+    uint32_t imm = 0;
+
+    if (r != SOFTHCA_RESP_DONE) {
+        return r;
+    }
+    if (p->payload_len > tp->recv_len - tp->recv_off) {
+        /* longer than the receive buffers */
+        softhca_resp_recv_cqe(s, qp, SHCA_CQE_LOC_LEN_ERR, SHCA_CQE_OP_RECV,
+                              0, 0, tp->recv_off, false);
+        return SOFTHCA_RESP_INVALID;
+    }
+    if (softhca_sge_copy(s, qp, tp->recv_sge, tp->recv_nsge, tp->recv_off,
+                         (void *)payload, p->payload_len,
+                         true) != SOFTHCA_MEM_OK) {
+        softhca_resp_recv_cqe(s, qp, SHCA_CQE_LOC_PROT_ERR, SHCA_CQE_OP_RECV,
+                              0, 0, tp->recv_off, false);
+        return SOFTHCA_RESP_OP_ERR;
+    }
+    tp->recv_off += p->payload_len;
+    if (!softhca_op_ends(p->bth.opcode)) {
+        return SOFTHCA_RESP_DONE;
+    }
+    if (p->xh & SOFTHCA_XH_IMMDT) {
+        flags = SHCA_CQE_WITH_IMM;
+        imm = cpu_to_be32(p->imm);
+    } else if (p->xh & SOFTHCA_XH_IETH) {
+        flags = SHCA_CQE_WITH_INV;
+        imm = cpu_to_le32(p->inv_rkey);
+    }
+    softhca_resp_recv_cqe(s, qp, SHCA_CQE_SUCCESS, SHCA_CQE_OP_RECV, flags,
+                          imm, tp->recv_off, p->bth.solicited);
+    return SOFTHCA_RESP_DONE;
+}
+
+static SofthcaRespResult softhca_resp_write(SofthcaState *s, SofthcaQp *qp,
+                                            const SofthcaRocePacket *p,
+                                            const uint8_t *payload)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    uint32_t mtu = softhca_tp_mtu(qp);
+    bool last = softhca_op_ends(p->bth.opcode);
+    SofthcaMemStatus st;
+
+    if (!(qp->attr.access & SHCA_ACCESS_REMOTE_WRITE)) {
+        return SOFTHCA_RESP_INVALID;
+    }
+    if (p->xh & SOFTHCA_XH_RETH) {
+        tp->write_va = p->reth.va;
+        tp->write_rkey = p->reth.rkey;
+        tp->write_left = p->reth.dma_len;
+        tp->write_len = p->reth.dma_len;
+    }
+    if (last ? p->payload_len != tp->write_left
+             : p->payload_len != mtu || tp->write_left <= mtu) {
+        return SOFTHCA_RESP_INVALID;
+    }
+    /* WRITE with immediate consumes a receive WQE: none, nothing written */
+    if (p->xh & SOFTHCA_XH_IMMDT) {
+        SofthcaRespResult r = softhca_resp_take_recv(s, qp);
+
+        if (r != SOFTHCA_RESP_DONE) {
+            return r;
+        }
+    }
+    if (p->payload_len) {
+        st = softhca_mem_copy(s, qp->pdn, tp->write_rkey, tp->write_va,
+                              (void *)payload, p->payload_len,
+                              SHCA_ACCESS_REMOTE_WRITE, true);
+        if (st != SOFTHCA_MEM_OK) {
+            return SOFTHCA_RESP_ACCESS;
+        }
+    }
+    tp->write_va += p->payload_len;
+    tp->write_left -= p->payload_len;
+    if (p->xh & SOFTHCA_XH_IMMDT) {
+        softhca_resp_recv_cqe(s, qp, SHCA_CQE_SUCCESS,
+                              SHCA_CQE_OP_RECV_RDMA_IMM, SHCA_CQE_WITH_IMM,
+                              cpu_to_be32(p->imm), tp->write_len,
+                              p->bth.solicited);
+    }
+    return SOFTHCA_RESP_DONE;
+}
+
+/*
+ * Send the READ responses from packet first_pkt (PSN psn) of a READ of
+ * len bytes at va: the request, or a duplicate that asks again from it.
+ */
+static SofthcaRespResult softhca_resp_read_send(SofthcaState *s,
+                                                SofthcaQp *qp, uint64_t va,
+                                                uint32_t rkey, uint64_t len,
+                                                uint32_t psn)
+{
+    uint32_t mtu = softhca_tp_mtu(qp);
+    uint32_t npkts = softhca_msg_pkts(len, mtu);
+    uint8_t payload[4096];
+
+    for (uint32_t i = 0; i < npkts; i++) {
+        uint64_t off = (uint64_t)i * mtu;
+        bool first = i == 0, last = i + 1 == npkts;
+        SofthcaRocePacket r = {
+            .bth.opcode = SOFTHCA_TRANSPORT_RC |
+                          (first && last ? SOFTHCA_OP_READ_RESPONSE_ONLY :
+                           first ? SOFTHCA_OP_READ_RESPONSE_FIRST :
+                           last ? SOFTHCA_OP_READ_RESPONSE_LAST :
+                           SOFTHCA_OP_READ_RESPONSE_MIDDLE),
+            .bth.psn = softhca_psn_add(psn, i),
+            .aeth.syndrome = SOFTHCA_AETH_ACK_UNLIMITED,
+            .aeth.msn = qp->tp.msn & SOFTHCA_PSN_MASK,
+            .payload_len = MIN(mtu, len - off),
+        };
+
+        if (r.payload_len &&
+            softhca_mem_copy(s, qp->pdn, rkey, va + off, payload,
+                             r.payload_len, SHCA_ACCESS_REMOTE_READ,
+                             false) != SOFTHCA_MEM_OK) {
+            /* nothing sent yet: a NAK; else the requester times out */
+            return first ? SOFTHCA_RESP_ACCESS : SOFTHCA_RESP_ANSWERED;
+        }
+        softhca_tp_send(s, qp, &r, payload);
+    }
+    return SOFTHCA_RESP_ANSWERED;
+}
+
+static SofthcaRdAtomic *softhca_resp_rd_save(SofthcaQp *qp)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    uint32_t n = MAX(1, MIN(qp->attr.max_dest_rd_atomic,
+                            SOFTHCA_MAX_QP_RD_ATOM));
+    SofthcaRdAtomic *rd = &tp->rd[tp->rd_next % n];
+
+    tp->rd_next = (tp->rd_next + 1) % n;
+    return rd;
+}
+
+static void softhca_resp_atomic_ack(SofthcaState *s, SofthcaQp *qp,
+                                    uint32_t psn, uint64_t orig)
+{
+    SofthcaRocePacket a = {
+        .bth.opcode = SOFTHCA_TRANSPORT_RC | SOFTHCA_OP_ATOMIC_ACKNOWLEDGE,
+        .bth.psn = psn,
+        .aeth.syndrome = SOFTHCA_AETH_ACK_UNLIMITED,
+        .aeth.msn = qp->tp.msn & SOFTHCA_PSN_MASK,
+        .atomic_ack = orig,
+    };
+
+    softhca_tp_send(s, qp, &a, NULL);
+}
+
+static SofthcaRespResult softhca_resp_read(SofthcaState *s, SofthcaQp *qp,
+                                           const SofthcaRocePacket *p)
+{
+    SofthcaRdAtomic *rd;
+    SofthcaRespResult r;
+
+    if (!(qp->attr.access & SHCA_ACCESS_REMOTE_READ) ||
+        p->reth.dma_len > SOFTHCA_MAX_MSG_SIZE) {
+        return SOFTHCA_RESP_INVALID;
+    }
+    qp->tp.msn++;
+    r = softhca_resp_read_send(s, qp, p->reth.va, p->reth.rkey,
+                               p->reth.dma_len, p->bth.psn);
+    if (r != SOFTHCA_RESP_ANSWERED) {
+        qp->tp.msn--;
+        return r;
+    }
+    rd = softhca_resp_rd_save(qp);
+    *rd = (SofthcaRdAtomic) {
+        .valid = true,
+        .first_psn = p->bth.psn,
+        .npkts = softhca_msg_pkts(p->reth.dma_len, softhca_tp_mtu(qp)),
+    };
+    return r;
+}
+
+static SofthcaRespResult softhca_resp_atomic(SofthcaState *s, SofthcaQp *qp,
+                                             const SofthcaRocePacket *p)
+{
+    const SofthcaAtomicEth *a = &p->atomic;
+    SofthcaRdAtomic *rd;
+    uint64_t orig, val;
+
+    if (!(qp->attr.access & SHCA_ACCESS_REMOTE_ATOMIC) || (a->va & 7)) {
+        return SOFTHCA_RESP_INVALID;
+    }
+    if (softhca_mem_copy(s, qp->pdn, a->rkey, a->va, &orig, sizeof(orig),
+                         SHCA_ACCESS_REMOTE_ATOMIC, false) != SOFTHCA_MEM_OK) {
+        return SOFTHCA_RESP_ACCESS;
+    }
+    orig = le64_to_cpu(orig);
+    if ((p->bth.opcode & ~SOFTHCA_TRANSPORT_MASK) == SOFTHCA_OP_COMPARE_SWAP) {
+        val = orig == a->compare ? a->swap_add : orig;
+    } else {
+        val = orig + a->swap_add;
+    }
+    val = cpu_to_le64(val);
+    if (softhca_mem_copy(s, qp->pdn, a->rkey, a->va, &val, sizeof(val),
+                         SHCA_ACCESS_REMOTE_ATOMIC, true) != SOFTHCA_MEM_OK) {
+        return SOFTHCA_RESP_ACCESS;
+    }
+    rd = softhca_resp_rd_save(qp);
+    *rd = (SofthcaRdAtomic) {
+        .valid = true,
+        .atomic = true,
+        .first_psn = p->bth.psn,
+        .npkts = 1,
+        .orig = orig,
+    };
+    qp->tp.msn++;
+    softhca_resp_atomic_ack(s, qp, p->bth.psn, orig);
+    return SOFTHCA_RESP_ANSWERED;
+}
+
+static SofthcaRespResult softhca_resp_execute(SofthcaState *s, SofthcaQp *qp,
+                                              const SofthcaRocePacket *p,
+                                              const uint8_t *payload)
+{
+    switch (p->bth.opcode & ~SOFTHCA_TRANSPORT_MASK) {
+    case SOFTHCA_OP_RDMA_READ_REQUEST:
+        return softhca_resp_read(s, qp, p);
+    case SOFTHCA_OP_COMPARE_SWAP:
+    case SOFTHCA_OP_FETCH_ADD:
+        return softhca_resp_atomic(s, qp, p);
+    }
+    switch (softhca_op_kind(p->bth.opcode)) {
+    case 's':
+        return softhca_resp_send(s, qp, p, payload);
+    case 'w':
+        return softhca_resp_write(s, qp, p, payload);
+    default:
+        return SOFTHCA_RESP_INVALID;
+    }
+}
+
+/* A request with a PSN before the expected one: answer, do not execute. */
+static void softhca_resp_duplicate(SofthcaState *s, SofthcaQp *qp,
+                                   const SofthcaRocePacket *p)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    uint8_t op5 = p->bth.opcode & ~SOFTHCA_TRANSPORT_MASK;
+    uint32_t psn = p->bth.psn;
+
+    s->rdma_stats[SHCA_STAT_DUPLICATES]++;
+    trace_softhca_tp_duplicate(qp->qpn, p->bth.opcode, psn, tp->rq_psn);
+    for (unsigned i = 0; i < SOFTHCA_MAX_QP_RD_ATOM; i++) {
+        SofthcaRdAtomic *rd = &tp->rd[i];
+        int32_t d = softhca_psn_diff(psn, rd->first_psn);
+
+        if (!rd->valid || d < 0 || d >= (int32_t)rd->npkts) {
+            continue;
+        }
+        if (rd->atomic && (op5 == SOFTHCA_OP_COMPARE_SWAP ||
+                           op5 == SOFTHCA_OP_FETCH_ADD)) {
+            softhca_resp_atomic_ack(s, qp, psn, rd->orig);
+        } else if (!rd->atomic && op5 == SOFTHCA_OP_RDMA_READ_REQUEST) {
+            /* re-read from memory, from where the requester asks */
+            softhca_resp_read_send(s, qp, p->reth.va, p->reth.rkey,
+                                   p->reth.dma_len, psn);
+        }
+        return;
+    }
+    if (softhca_op_kind(p->bth.opcode)) {
+        softhca_resp_ack(s, qp, SOFTHCA_AETH_ACK_UNLIMITED,
+                         softhca_psn_add(tp->rq_psn, -1));
+    }
+}
+
+/* A class C error (IBA 9.9.3.1.3): NAK, then the QP goes to ERR. */
+static void softhca_resp_error(SofthcaState *s, SofthcaQp *qp,
+                               SofthcaRespResult r, uint32_t psn)
+{
+    static const uint8_t syndrome[] = {
+        [SOFTHCA_RESP_INVALID] = SOFTHCA_NAK_INVALID_REQ,
+        [SOFTHCA_RESP_ACCESS] = SOFTHCA_NAK_REM_ACCESS,
+        [SOFTHCA_RESP_OP_ERR] = SOFTHCA_NAK_REM_OP,
+    };
+
+    s->rdma_stats[SHCA_STAT_NAKS_SENT]++;
+    softhca_resp_ack(s, qp, syndrome[r], psn);
+    softhca_qp_error(s, qp, r == SOFTHCA_RESP_ACCESS ? SHCA_EQE_QP_ACCESS_ERR
+                                                     : SHCA_EQE_QP_REQ_ERR);
+}
+
+/*
+ * UC: in-order packets execute; a gap drops the rest of its message and
+ * the next message starts afresh.  Nothing is ever answered.
+ */
+static void softhca_resp_uc(SofthcaState *s, SofthcaQp *qp,
+                            const SofthcaRocePacket *p,
+                            const uint8_t *payload)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    uint8_t op = p->bth.opcode;
+    SofthcaRespResult r;
+
+    if (p->bth.psn != tp->rq_psn || tp->uc_drop) {
+        if (!softhca_op_starts(op)) {
+            tp->uc_drop = true;
+            tp->rq_psn = softhca_psn_add(p->bth.psn, 1);
+            return;
+        }
+        /* a receive WQE partly filled is filled again by the next one */
+        tp->recv_off = 0;
+        tp->prev_op = SOFTHCA_OP_SEND_ONLY;
+        tp->uc_drop = false;
+    }
+    tp->rq_psn = softhca_psn_add(p->bth.psn, 1);
+    if (!softhca_op_follows(tp->prev_op, op & ~SOFTHCA_TRANSPORT_MASK)) {
+        tp->uc_drop = true;
+        return;
+    }
+    r = softhca_resp_execute(s, qp, p, payload);
+    if (r == SOFTHCA_RESP_DONE) {
+        tp->prev_op = op & ~SOFTHCA_TRANSPORT_MASK;
+        if (softhca_op_ends(op)) {
+            tp->msn++;
+        }
+    } else if (r == SOFTHCA_RESP_RNR || r == SOFTHCA_RESP_ACCESS) {
+        tp->uc_drop = true;     /* the message is silently dropped */
+    } else {
+        softhca_qp_error(s, qp, SHCA_EQE_QP_REQ_ERR);
+    }
+}
+
+void softhca_resp_receive(SofthcaState *s, SofthcaQp *qp,
+                          const SofthcaRocePacket *p, const uint8_t *payload)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    uint8_t op = p->bth.opcode & ~SOFTHCA_TRANSPORT_MASK;
+    int32_t d;
+    SofthcaRespResult r;
+
+    if (qp->type == SHCA_QPT_UC) {
+        softhca_resp_uc(s, qp, p, payload);
+        return;
+    }
+    d = softhca_psn_diff(p->bth.psn, tp->rq_psn);
+    if (d < 0) {
+        softhca_resp_duplicate(s, qp, p);
+        return;
+    }
+    if (d > 0) {
+        /* packets were lost: one NAK until the sequence resumes */
+        s->rdma_stats[SHCA_STAT_SEQ_ERRORS]++;
+        if (!tp->nak_sent) {
+            tp->nak_sent = true;
+            s->rdma_stats[SHCA_STAT_NAKS_SENT]++;
+            softhca_resp_ack(s, qp, SOFTHCA_NAK_PSN_SEQ, tp->rq_psn);
+        }
+        return;
+    }
+    tp->nak_sent = false;
+    r = softhca_op_follows(tp->prev_op, op) ?
+        softhca_resp_execute(s, qp, p, payload) : SOFTHCA_RESP_INVALID;
+    switch (r) {
+    case SOFTHCA_RESP_DONE:
+        tp->rq_psn = softhca_psn_add(tp->rq_psn, 1);
+        tp->prev_op = op;
+        if (softhca_op_ends(op)) {
+            tp->msn++;
+        }
+        if (p->bth.ack_req || softhca_op_ends(op)) {
+            softhca_resp_ack(s, qp, SOFTHCA_AETH_ACK_UNLIMITED, p->bth.psn);
+        }
+        break;
+    case SOFTHCA_RESP_ANSWERED:
+        tp->rq_psn = softhca_psn_add(tp->rq_psn,
+                                     op == SOFTHCA_OP_RDMA_READ_REQUEST ?
+                                     softhca_msg_pkts(p->reth.dma_len,
+                                                      softhca_tp_mtu(qp)) :
+                                     1);
+        tp->prev_op = op;
+        break;
+    case SOFTHCA_RESP_RNR:
+        s->rdma_stats[SHCA_STAT_RNR_NAKS_SENT]++;
+        softhca_resp_ack(s, qp, SOFTHCA_AETH_RNR_NAK |
+                         (qp->attr.min_rnr_timer & SOFTHCA_AETH_VALUE_MASK),
+                         p->bth.psn);
+        break;
+    default:
+        softhca_resp_error(s, qp, r, p->bth.psn);
+        break;
+    }
+}
+
+/* Complete every receive WQE, started or not, with WR_FLUSH_ERR. */
+void softhca_resp_flush(SofthcaState *s, SofthcaQp *qp)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    struct shca_recv_wqe w;
+
+    if (tp->have_recv) {
+        softhca_resp_recv_cqe(s, qp, SHCA_CQE_WR_FLUSH_ERR, SHCA_CQE_OP_RECV,
+                              0, 0, 0, false);
+    }
+    for (; qp->rq.ci != qp->rq.pi; qp->rq.ci++) {
+        if (!softhca_wq_read(s, &qp->rq, qp->rq.ci, &w, sizeof(w))) {
+            w.wr_id = 0;
+        }
+        tp->recv_wr_id = le64_to_cpu(w.wr_id);
+        tp->recv_index = qp->rq.ci;
+        softhca_resp_recv_cqe(s, qp, SHCA_CQE_WR_FLUSH_ERR, SHCA_CQE_OP_RECV,
+                              0, 0, 0, false);
+    }
+}

@@ -1,0 +1,260 @@
+/*
+ * softhca: the RoCEv2 transport engine (spec §16) -- the hooks the object
+ * layer and the NIC call, receive dispatch, and the helpers the
+ * requester, completer and responder share.
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "softhca-tp.h"
+#include "trace.h"
+
+#define SOFTHCA_PKEY_DEFAULT    0xffff
+
+void softhca_port_send(SofthcaState *s, const uint8_t *frame, size_t len)
+{
+    s->rdma_stats[SHCA_STAT_TX_PACKETS]++;
+    qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+}
+
+uint8_t softhca_tp_transport(const SofthcaQp *qp)
+{
+    return qp->type == SHCA_QPT_UC ? SOFTHCA_TRANSPORT_UC
+                                   : SOFTHCA_TRANSPORT_RC;
+}
+
+uint32_t softhca_tp_mtu(const SofthcaQp *qp)
+{
+    return softhca_mtu_bytes(qp->attr.path_mtu) ?: 256;
+}
+
+static bool softhca_tp_envelope(SofthcaState *s, SofthcaQp *qp,
+                                SofthcaRoceEnvelope *env)
+{
+    const struct shca_qp_attr *a = &qp->attr;
+
+    if (a->sgid_index >= SOFTHCA_MAX_GID || !s->gids[a->sgid_index].valid) {
+        return false;
+    }
+    memcpy(env->dst_mac, a->dmac, 6);
+    memcpy(env->src_mac, s->mac, 6);
+    memcpy(env->src_gid, s->gids[a->sgid_index].raw, 16);
+    memcpy(env->dst_gid, a->dgid, 16);
+    env->src_port = a->udp_sport ?:
+        softhca_roce_src_port(a->flow_label, qp->qpn, a->dest_qpn);
+    env->traffic_class = a->traffic_class;
+    env->hop_limit = a->hop_limit ?: 64;
+    env->flow_label = a->flow_label;
+    env->ip_id = qp->tp.ip_id++;
+    return true;
+}
+
+bool softhca_tp_send(SofthcaState *s, SofthcaQp *qp, SofthcaRocePacket *p,
+                     const void *payload)
+{
+    SofthcaRoceEnvelope env;
+    uint8_t frame[SOFTHCA_TP_FRAME_MAX];
+    size_t len;
+
+    p->bth.pkey = SOFTHCA_PKEY_DEFAULT;
+    p->bth.dest_qpn = qp->attr.dest_qpn & SOFTHCA_PSN_MASK;
+    if (!softhca_tp_envelope(s, qp, &env)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: no source GID %u\n",
+                      qp->qpn, qp->attr.sgid_index);
+        return false;
+    }
+    len = softhca_build_roce(frame, sizeof(frame), &env, p, payload);
+    if (!len) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "softhca: QP %u: cannot build opcode 0x%02x\n",
+                      qp->qpn, p->bth.opcode);
+        return false;
+    }
+    trace_softhca_tp_tx(qp->qpn, p->bth.dest_qpn, p->bth.opcode, p->bth.psn,
+                        p->bth.ack_req, p->payload_len);
+    softhca_port_send(s, frame, len);
+    return true;
+}
+
+SofthcaMemStatus softhca_sge_copy(SofthcaState *s, SofthcaQp *qp,
+                                  const struct shca_sge *sge, unsigned nsge,
+                                  uint64_t off, void *buf, uint64_t len,
+                                  bool to_guest)
+{
+    uint8_t *p = buf;
+
+    for (unsigned i = 0; i < nsge && len; i++) {
+        uint64_t n;
+        SofthcaMemStatus st;
+
+        if (off >= sge[i].length) {
+            off -= sge[i].length;
+            continue;
+        }
+        n = MIN(len, sge[i].length - off);
+        st = softhca_mem_copy(s, qp->pdn, sge[i].lkey, sge[i].addr + off, p,
+                              n, to_guest ? SHCA_ACCESS_LOCAL_WRITE : 0,
+                              to_guest);
+        if (st != SOFTHCA_MEM_OK) {
+            return st;
+        }
+        p += n;
+        len -= n;
+        off = 0;
+    }
+    return len ? SOFTHCA_MEM_BAD_RANGE : SOFTHCA_MEM_OK;
+}
+
+void softhca_tp_cqe(SofthcaState *s, SofthcaQp *qp, uint32_t cqn,
+                    struct shca_cqe *cqe, bool solicited)
+{
+    trace_softhca_tp_cqe(qp->qpn, cqn, le16_to_cpu(cqe->wqe_index),
+                         cqe->opcode, cqe->status);
+    cqe->qpn = cpu_to_le32(qp->qpn);
+    softhca_cq_push_se(s, cqn, cqe, solicited);
+}
+
+/* --- hooks ---------------------------------------------------------------- */
+
+void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+
+    if (tp->retry_timer) {
+        timer_del(tp->retry_timer);
+    } else {
+        tp->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                       softhca_comp_timer_cb, qp);
+    }
+    *tp = (SofthcaQpTransport) {
+        .s = s,
+        .ops = tp->ops,
+        .nops = tp->nops,
+        .retry_timer = tp->retry_timer,
+        .prev_op = SOFTHCA_OP_SEND_ONLY,
+    };
+}
+
+void softhca_tp_modified(SofthcaState *s, SofthcaQp *qp, uint8_t old_state,
+                         uint32_t attr_mask)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+
+    if (attr_mask & SHCA_QP_ATTR_RQ_PSN) {
+        tp->rq_psn = qp->attr.rq_psn & SOFTHCA_PSN_MASK;
+    }
+    if (attr_mask & SHCA_QP_ATTR_SQ_PSN) {
+        tp->sq_psn = qp->attr.sq_psn & SOFTHCA_PSN_MASK;
+        tp->una_psn = tp->sq_psn;
+    }
+    if (attr_mask & SHCA_QP_ATTR_RETRY_CNT) {
+        tp->retry_left = qp->attr.retry_cnt;
+    }
+    if (attr_mask & SHCA_QP_ATTR_RNR_RETRY) {
+        tp->rnr_left = qp->attr.rnr_retry;
+    }
+}
+
+void softhca_tp_flush(SofthcaState *s, SofthcaQp *qp)
+{
+    timer_del(qp->tp.retry_timer);
+    qp->tp.rnr_wait = false;
+    softhca_req_flush(s, qp);
+    softhca_resp_flush(s, qp);
+}
+
+void softhca_tp_destroy(SofthcaState *s, SofthcaQp *qp)
+{
+    if (qp->tp.retry_timer) {
+        timer_free(qp->tp.retry_timer);
+    }
+    g_free(qp->tp.ops);
+    qp->tp = (SofthcaQpTransport) { 0 };
+}
+
+void softhca_tp_sq_kick(SofthcaState *s, SofthcaQp *qp)
+{
+    if (qp->state == SHCA_QPS_ERR) {
+        softhca_req_flush(s, qp);
+        return;
+    }
+    softhca_req_run(s, qp);
+}
+
+void softhca_tp_rq_kick(SofthcaState *s, SofthcaQp *qp)
+{
+    if (qp->state == SHCA_QPS_ERR) {
+        softhca_resp_flush(s, qp);
+    }
+    /* Otherwise receive WQEs wait for the peer: it retries after RNR. */
+}
+
+static void softhca_tp_drop(SofthcaState *s, size_t len, const char *why)
+{
+    s->rdma_stats[SHCA_STAT_RX_DROPPED]++;
+    trace_softhca_tp_rx_drop(len, why);
+}
+
+void softhca_tp_receive(SofthcaState *s, const uint8_t *frame, size_t len)
+{
+    SofthcaUdpFrame u;
+    SofthcaRocePacket p = { 0 };
+    const uint8_t *bth;
+    SofthcaQp *qp;
+    uint8_t transport;
+
+    if (!softhca_parse_udp(frame, len, &u) ||
+        u.payload_len < SOFTHCA_BTH_LEN + SOFTHCA_ICRC_LEN) {
+        softhca_tp_drop(s, len, "short");
+        return;
+    }
+    bth = frame + u.payload_off;
+    if (!softhca_parse_roce(bth, u.payload_len, &p)) {
+        softhca_tp_drop(s, len, "malformed");
+        return;
+    }
+    if (!softhca_icrc_check(frame, &u)) {
+        softhca_tp_drop(s, len, "bad ICRC");
+        return;
+    }
+    trace_softhca_tp_rx(p.bth.dest_qpn, p.bth.opcode, p.bth.psn,
+                        p.bth.ack_req, p.payload_len);
+    if ((p.bth.pkey & 0x7fff) != (SOFTHCA_PKEY_DEFAULT & 0x7fff)) {
+        softhca_tp_drop(s, len, "P_Key");
+        return;
+    }
+    qp = softhca_qp_get(s, p.bth.dest_qpn);
+    transport = p.bth.opcode & SOFTHCA_TRANSPORT_MASK;
+    if (!qp || (qp->type != SHCA_QPT_RC && qp->type != SHCA_QPT_UC) ||
+        transport != softhca_tp_transport(qp)) {
+        softhca_tp_drop(s, len, "no such QP");
+        return;
+    }
+    if (qp->state != SHCA_QPS_RTR && qp->state != SHCA_QPS_RTS &&
+        qp->state != SHCA_QPS_SQD) {
+        softhca_tp_drop(s, len, "QP state");
+        return;
+    }
+    s->rdma_stats[SHCA_STAT_RX_PACKETS]++;
+    switch (p.bth.opcode & ~SOFTHCA_TRANSPORT_MASK) {
+    case SOFTHCA_OP_READ_RESPONSE_FIRST:
+    case SOFTHCA_OP_READ_RESPONSE_MIDDLE:
+    case SOFTHCA_OP_READ_RESPONSE_LAST:
+    case SOFTHCA_OP_READ_RESPONSE_ONLY:
+    case SOFTHCA_OP_ACKNOWLEDGE:
+    case SOFTHCA_OP_ATOMIC_ACKNOWLEDGE:
+        if (qp->state == SHCA_QPS_RTR) {
+            softhca_tp_drop(s, len, "response in RTR");
+            return;
+        }
+        softhca_comp_receive(s, qp, &p, bth + p.payload_off);
+        break;
+    default:
+        softhca_resp_receive(s, qp, &p, bth + p.payload_off);
+        break;
+    }
+}

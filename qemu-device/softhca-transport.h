@@ -1,0 +1,85 @@
+/*
+ * softhca: per-QP state of the RoCEv2 transport engine (spec §16):
+ * requester (softhca-req.c), completer (softhca-comp.c) and responder
+ * (softhca-resp.c).
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_SOFTHCA_TRANSPORT_H
+#define HW_SOFTHCA_TRANSPORT_H
+
+#include "qemu/timer.h"
+#include "softhca.h"
+
+/*
+ * A send WQE the requester has started: the device reads a WQE once
+ * (spec §15), so what retransmission needs is kept here.  Host byte order.
+ */
+typedef struct SofthcaSendOp {
+    struct shca_send_wqe wqe;
+    union {
+        struct shca_sge sge[SOFTHCA_MAX_SGE];
+        uint8_t inline_data[SOFTHCA_MAX_INLINE];
+    };
+    uint64_t len;               /* message length */
+    uint32_t first_psn;
+    uint32_t npkts;             /* PSNs the message takes */
+    uint8_t status;             /* a local error found when it was started */
+    bool done;                  /* READ/atomic: every response arrived */
+    uint32_t resp_pkts;         /* READ: responses received, in order */
+} SofthcaSendOp;
+
+/* A READ or atomic the responder executed, kept to answer duplicates. */
+typedef struct SofthcaRdAtomic {
+    bool valid;
+    bool atomic;
+    uint32_t first_psn;
+    uint32_t npkts;
+    uint64_t orig;              /* atomic: the value before */
+} SofthcaRdAtomic;
+
+typedef struct SofthcaQpTransport {
+    SofthcaState *s;
+    uint16_t ip_id;
+
+    /* requester and completer; SQ counts are free-running like sq.ci */
+    SofthcaSendOp *ops;         /* one per SQ slot */
+    uint32_t nops;
+    uint16_t sq_comp;           /* oldest WQE not completed */
+    uint16_t sq_send;           /* WQE being (re)transmitted */
+    uint32_t send_pkt;          /* its packets sent */
+    uint32_t sq_psn;            /* next PSN of a new message */
+    uint32_t una_psn;           /* oldest PSN not acknowledged */
+    uint32_t since_ack_req;
+    uint32_t rd_atomic;         /* READ/atomic WQEs outstanding */
+    uint8_t retry_left;
+    uint8_t rnr_left;
+    bool rnr_wait;              /* sending stopped by an RNR NAK */
+    bool read_nak;              /* a READ response gap was retried */
+    QEMUTimer *retry_timer;     /* ACK timeout, then RNR wait */
+
+    /* responder */
+    uint32_t rq_psn;            /* next PSN expected */
+    uint32_t msn;
+    uint8_t prev_op;            /* last in-order request opcode */
+    bool nak_sent;              /* a sequence NAK is outstanding */
+    bool uc_drop;               /* UC: drop until the next message */
+    bool have_recv;             /* a receive WQE is being filled */
+    uint16_t recv_index;
+    uint8_t recv_nsge;
+    uint64_t recv_wr_id;
+    uint64_t recv_off;          /* bytes received into it */
+    uint64_t recv_len;          /* bytes it can take */
+    struct shca_sge recv_sge[SOFTHCA_MAX_SGE];
+    uint64_t write_va;          /* RDMA WRITE in progress */
+    uint32_t write_rkey;
+    uint64_t write_left;
+    uint64_t write_len;
+    SofthcaRdAtomic rd[SOFTHCA_MAX_QP_RD_ATOM];
+    uint32_t rd_next;
+} SofthcaQpTransport;
+
+#endif /* HW_SOFTHCA_TRANSPORT_H */
