@@ -54,9 +54,6 @@ void softhca_nic_write_ctrl(SofthcaState *s, uint32_t val)
     }
     s->nic_ctrl = val;
     trace_softhca_nic_ctrl(val);
-    if (val & SHCA_NIC_RX_EN) {
-        qemu_flush_queued_packets(qemu_get_queue(s->nic));
-    }
 }
 
 static void softhca_nic_signal(SofthcaState *s)
@@ -150,7 +147,6 @@ void softhca_nic_rx_doorbell(SofthcaState *s, uint32_t tail)
         return;
     }
     s->nic_rx.tail = tail;
-    qemu_flush_queued_packets(qemu_get_queue(s->nic));
 }
 
 void softhca_nic_reset(SofthcaState *s)
@@ -182,10 +178,13 @@ static bool softhca_is_roce(SofthcaState *s, const uint8_t *buf, size_t size)
     return false;
 }
 
-static bool softhca_nic_can_receive(NetClientState *nc)
+/*
+ * The port never holds frames back: RoCEv2 frames go to the transport
+ * whatever the state of the NIC rings, and like a real NIC the device
+ * drops (and counts) other frames when the driver has posted no buffer.
+ */
+static bool softhca_nic_has_buffer(SofthcaState *s)
 {
-    SofthcaState *s = qemu_get_nic_opaque(nc);
-
     return softhca_ready(s) && (s->nic_ctrl & SHCA_NIC_RX_EN) &&
            s->nic_rx.head != s->nic_rx.tail;
 }
@@ -202,8 +201,9 @@ static ssize_t softhca_nic_receive(NetClientState *nc, const uint8_t *buf,
         softhca_tp_receive(s, buf, size);
         return size;
     }
-    if (!softhca_nic_can_receive(nc)) {
-        return 0;
+    if (!softhca_nic_has_buffer(s)) {
+        s->stats.nic_rx_no_buffer++;
+        return size;
     }
     if (!softhca_dma_read(s, addr, &rxd, sizeof(rxd))) {
         s->stats.nic_rx_errors++;
@@ -239,7 +239,6 @@ static void softhca_nic_link_status_changed(NetClientState *nc)
 NetClientInfo softhca_net_info = {
     .type = NET_CLIENT_DRIVER_NIC,
     .size = sizeof(NICState),
-    .can_receive = softhca_nic_can_receive,
     .receive = softhca_nic_receive,
     .link_status_changed = softhca_nic_link_status_changed,
 };

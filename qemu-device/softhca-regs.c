@@ -38,6 +38,7 @@ static void softhca_disable(SofthcaState *s)
     softhca_mr_reset(s);
     softhca_eq_reset(s);
     softhca_nic_reset(s);
+    softhca_fault_reset(s);
     bitmap_zero(s->pd_map, SOFTHCA_MAX_PD + 1);
     bitmap_zero(s->uctx_map, s->db_pages);
     memset(s->gids, 0, sizeof(s->gids));

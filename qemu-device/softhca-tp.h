@@ -26,7 +26,11 @@
 #define SOFTHCA_TP_FRAME_MAX    4352
 
 /* softhca-transport.c */
+/* Send a frame of the transport: through fault injection to the wire. */
 void softhca_port_send(SofthcaState *s, const uint8_t *frame, size_t len);
+/* The frames fault injection passes on: to the wire, to the transport. */
+void softhca_port_xmit(SofthcaState *s, const uint8_t *frame, size_t len);
+void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len);
 /* SOFTHCA_TRANSPORT_RC or _UC, by the QP's type. */
 uint8_t softhca_tp_transport(const SofthcaQp *qp);
 uint32_t softhca_tp_mtu(const SofthcaQp *qp);

@@ -18,6 +18,11 @@
 void softhca_port_send(SofthcaState *s, const uint8_t *frame, size_t len)
 {
     s->rdma_stats[SHCA_STAT_TX_PACKETS]++;
+    softhca_fault_pass(s, SOFTHCA_FAULT_TX, frame, len);
+}
+
+void softhca_port_xmit(SofthcaState *s, const uint8_t *frame, size_t len)
+{
     qemu_send_packet(qemu_get_queue(s->nic), frame, len);
 }
 
@@ -200,6 +205,11 @@ static void softhca_tp_drop(SofthcaState *s, size_t len, const char *why)
 }
 
 void softhca_tp_receive(SofthcaState *s, const uint8_t *frame, size_t len)
+{
+    softhca_fault_pass(s, SOFTHCA_FAULT_RX, frame, len);
+}
+
+void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len)
 {
     SofthcaUdpFrame u;
     SofthcaRocePacket p = { 0 };

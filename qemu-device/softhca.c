@@ -58,7 +58,7 @@ static bool softhca_check_props(SofthcaState *s, Error **errp)
                    SOFTHCA_MAX_DB_PAGES);
         return false;
     }
-    return true;
+    return softhca_fault_check_props(s, errp);
 }
 
 static void softhca_realize(PCIDevice *pdev, Error **errp)
@@ -103,6 +103,7 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
     s->cqs = g_new0(SofthcaCq, SOFTHCA_MAX_CQ);
     s->qps = g_new0(SofthcaQp, SOFTHCA_QP_TABLE);
     s->mrs = g_new0(SofthcaMr, SOFTHCA_MR_TABLE);
+    softhca_fault_init(s);
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     s->nic = qemu_new_nic(&softhca_net_info, &s->conf,
@@ -118,6 +119,7 @@ static void softhca_exit(PCIDevice *pdev)
     SofthcaState *s = SOFTHCA(pdev);
 
     softhca_regs_reset(s);
+    softhca_fault_exit(s);
     qemu_del_nic(s->nic);
     g_free(s->pd_map);
     g_free(s->uctx_map);
@@ -141,12 +143,25 @@ static const VMStateDescription softhca_vmstate = {
     .unmigratable = 1,      /* QPs in flight cannot be moved yet */
 };
 
+#define DEFINE_SOFTHCA_FAULT_PROP(name, dir, kind) \
+    DEFINE_PROP_UINT32(name, SofthcaState, \
+                       fault.path[SOFTHCA_FAULT_##dir] \
+                           .per_mille[SOFTHCA_FAULT_##kind], 0)
+
 static const Property softhca_properties[] = {
     DEFINE_NIC_PROPERTIES(SofthcaState, conf),
     DEFINE_PROP_UINT32("vectors", SofthcaState, vectors, 8),
     DEFINE_PROP_UINT32("db-pages", SofthcaState, db_pages, 256),
     /* Until the data path is complete: CAPS.QP and the §13 commands. */
     DEFINE_PROP_BOOL("x-caps-qp", SofthcaState, caps_qp, true),
+    /* Fault injection on the RoCEv2 frames, per mille (spec §12). */
+    DEFINE_SOFTHCA_FAULT_PROP("fault-tx-drop", TX, DROP),
+    DEFINE_SOFTHCA_FAULT_PROP("fault-tx-dup", TX, DUP),
+    DEFINE_SOFTHCA_FAULT_PROP("fault-tx-reorder", TX, REORDER),
+    DEFINE_SOFTHCA_FAULT_PROP("fault-rx-drop", RX, DROP),
+    DEFINE_SOFTHCA_FAULT_PROP("fault-rx-dup", RX, DUP),
+    DEFINE_SOFTHCA_FAULT_PROP("fault-rx-reorder", RX, REORDER),
+    DEFINE_PROP_UINT64("fault-seed", SofthcaState, fault.seed, 0),
 };
 
 static void softhca_class_init(ObjectClass *klass, void *data)

@@ -15,6 +15,7 @@
 #include "net/net.h"
 #include "qom/object.h"
 #include "softhca_hw.h"
+#include "softhca-fault.h"
 
 #define TYPE_SOFTHCA "softhca"
 OBJECT_DECLARE_SIMPLE_TYPE(SofthcaState, SOFTHCA)
@@ -94,6 +95,7 @@ typedef struct SofthcaStats {
     uint64_t nic_tx_errors;
     uint64_t nic_rx_frames;
     uint64_t nic_rx_too_long;
+    uint64_t nic_rx_no_buffer;
     uint64_t nic_rx_errors;
     uint64_t eq_overflows;
 } SofthcaStats;
@@ -110,6 +112,7 @@ struct SofthcaState {
     uint32_t vectors;
     uint32_t db_pages;
     bool caps_qp;               /* x-caps-qp=off: a 0.1 device, no QP/CQ/MR */
+    SofthcaFault fault;         /* fault-* properties and their state */
 
     /* control and admin (spec §3.2, §3.3) */
     uint32_t ctrl;

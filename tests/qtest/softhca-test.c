@@ -679,12 +679,13 @@ typedef struct Rdma {
 
 #define RDMA_EQ_LOG 4
 
-static void rdma_start(Rdma *r)
+/* extra: more -device properties and options, as for hca_start() */
+static void rdma_start_with(Rdma *r, const char *extra)
 {
     struct shca_aq_entry cmd = { .opcode = SHCA_AQ_SET_GID };
     Hca *h = &r->h;
 
-    hca_start(h, NULL);
+    hca_start(h, extra);
     hca_enable(h);
     r->db = qpci_iomap(h->dev, SHCA_BAR_DB, NULL);
     g_assert_cmpuint(hca_simple(h, SHCA_AQ_ALLOC_PD, 0, &r->pd), ==,
@@ -703,6 +704,11 @@ static void rdma_start(Rdma *r)
     cmd.set_gid.gid[10] = cmd.set_gid.gid[11] = 0xff;
     stl_be_p(cmd.set_gid.gid + 12, 0x0a000001);
     g_assert_cmpuint(hca_cmd(h, &cmd, NULL), ==, SHCA_AQ_OK);
+}
+
+static void rdma_start(Rdma *r)
+{
+    rdma_start_with(r, NULL);
 }
 
 /* Event i of an EQ, or type 0 if the device has not written it. */
@@ -1688,6 +1694,621 @@ static void test_query_stats(void)
     hca_stop(&r.h);
 }
 
+/*
+ * The data path against guest memory (spec §14, §15), still with no guest:
+ * a QP whose AV names its own port (dest QPN its own, dgid GID 0, dmac the
+ * port's MAC) talks to itself over a dgram netdev that sends to itself.
+ */
+typedef struct Loop {
+    uint8_t type;
+    uint8_t sq_shift;           /* SQ stride; the SQ fills one page */
+    uint32_t qpn, scq, rcq, key;
+    uint64_t scqbuf, rcqbuf, sq, rq;
+    uint32_t scq_n, rcq_n;      /* CQEs taken from each CQ */
+    uint8_t mac[6];
+} Loop;
+
+#define LOOP_CQ_LOG 4
+#define LOOP_RQ_SHIFT 5         /* a receive WQE and one SGE */
+
+static uint32_t loop_sq_size(const Loop *l)
+{
+    return 1u << (12 - l->sq_shift);
+}
+
+static void loop_start(Rdma *r, Loop *l, uint8_t type, uint8_t sq_shift)
+{
+    struct shca_aq_entry cmd;
+
+    memset(l, 0, sizeof(*l));
+    l->type = type;
+    l->sq_shift = sq_shift;
+    stl_le_p(l->mac, rd(&r->h, SHCA_REG_MAC_LO));
+    stw_le_p(l->mac + 4, rd(&r->h, SHCA_REG_MAC_HI));
+    l->scq = rdma_cq(r, 0, LOOP_CQ_LOG, &l->scqbuf);
+    l->rcq = rdma_cq(r, 0, LOOP_CQ_LOG, &l->rcqbuf);
+    l->sq = guest_alloc(&r->h.alloc, 4096);
+    l->rq = guest_alloc(&r->h.alloc, 4096);
+    rdma_qp_cmd(r, &cmd, 0, type, l->scq, l->rcq, l->sq, l->rq);
+    cmd.create_qp.sq_log_size = 12 - sq_shift;
+    cmd.create_qp.sq_wqe_shift = sq_shift;
+    g_assert_cmpuint(hca_cmd(&r->h, &cmd, &l->qpn), ==, SHCA_AQ_OK);
+    /* one MR over all of RAM: SGE addresses are guest-physical */
+    g_assert_cmpuint(rdma_reg_mr(r, SHCA_ACCESS_PHYS | SHCA_ACCESS_LOCAL_WRITE,
+                                 0, RAM_TOP, 0, NULL, &l->key), ==,
+                     SHCA_AQ_OK);
+}
+
+/* The NIC function with two RX buffers, for tests that use its rings. */
+static void loop_nic(Rdma *r, Nic *n)
+{
+    nic_start(&r->h, n);
+    nic_post_rx(&r->h, n);
+    nic_post_rx(&r->h, n);
+}
+
+#define UC_RTR_MASK (RC_RTR_MASK & ~(SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC | \
+                                   SHCA_QP_ATTR_MIN_RNR_TIMER))
+
+/* RESET (if it is not) -> INIT, and -> RTR -> RTS to itself unless init. */
+static void loop_connect(Rdma *r, Loop *l, bool init)
+{
+    bool rc = l->type == SHCA_QPT_RC;
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_RESET);
+
+    g_assert_cmpuint(rdma_modify(r, l->qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    a = rc_attr(SHCA_QPS_INIT);
+    a.access = cpu_to_le32(SHCA_ACCESS_REMOTE_WRITE);
+    g_assert_cmpuint(rdma_modify(r, l->qpn, RC_INIT_MASK, &a), ==,
+                     SHCA_AQ_OK);
+    if (init) {
+        return;
+    }
+    a.state = SHCA_QPS_RTR;
+    a.dest_qpn = cpu_to_le32(l->qpn);
+    a.sq_psn = a.rq_psn;        /* it answers its own requests */
+    a.timeout = 8;              /* 1 ms: retransmit soon under faults */
+    a.dgid[10] = a.dgid[11] = 0xff;
+    stl_be_p(a.dgid + 12, 0x0a000001);
+    memcpy(a.dmac, l->mac, 6);
+    g_assert_cmpuint(rdma_modify(r, l->qpn, rc ? RC_RTR_MASK : UC_RTR_MASK,
+                                 &a), ==, SHCA_AQ_OK);
+    a.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(r, l->qpn, rc ? RC_RTS_MASK :
+                                 SHCA_QP_ATTR_STATE | SHCA_QP_ATTR_SQ_PSN,
+                                 &a), ==, SHCA_AQ_OK);
+}
+
+/* Write send WQE i: the header, then tail (SGEs or inline data). */
+static void loop_write_send(Rdma *r, Loop *l, uint16_t i,
+                            const struct shca_send_wqe *w, const void *tail,
+                            size_t tail_len)
+{
+    uint64_t slot = l->sq + ((uint64_t)(i & (loop_sq_size(l) - 1)) <<
+                             l->sq_shift);
+
+    g_assert_cmpuint(sizeof(*w) + tail_len, <=, 1u << l->sq_shift);
+    qtest_memset(r->h.qts, slot, 0, 1u << l->sq_shift);
+    qtest_memwrite(r->h.qts, slot, w, sizeof(*w));
+    if (tail_len) {
+        qtest_memwrite(r->h.qts, slot + sizeof(*w), tail, tail_len);
+    }
+}
+
+/* A signaled SEND of len bytes at addr (none if len is 0). */
+static void loop_send(Rdma *r, Loop *l, uint16_t i, uint64_t wr_id,
+                      uint64_t addr, uint32_t len, uint8_t flags)
+{
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(wr_id),
+        .opcode = SHCA_WR_SEND,
+        .flags = flags,
+        .num_sge = len ? 1 : 0,
+    };
+    struct shca_sge sge = {
+        .addr = cpu_to_le64(addr),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(l->key),
+    };
+
+    loop_write_send(r, l, i, &w, &sge, len ? sizeof(sge) : 0);
+}
+
+static void loop_recv(Rdma *r, Loop *l, uint16_t i, uint64_t wr_id,
+                      uint64_t addr, uint32_t len)
+{
+    struct shca_recv_wqe w = { .wr_id = cpu_to_le64(wr_id), .num_sge = 1 };
+    struct shca_sge sge = {
+        .addr = cpu_to_le64(addr),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(l->key),
+    };
+    uint64_t slot = l->rq + ((uint64_t)(i & 15) << LOOP_RQ_SHIFT);
+
+    qtest_memwrite(r->h.qts, slot, &w, sizeof(w));
+    qtest_memwrite(r->h.qts, slot + sizeof(w), &sge, sizeof(sge));
+}
+
+/*
+ * Wait (bounded, moving the VM clock for retransmissions) for CQE n of a
+ * CQ, by the phase rule, and tell the device it is consumed.
+ */
+static struct shca_cqe loop_wait_cqe(Rdma *r, uint64_t cqbuf, uint32_t n)
+{
+    const uint32_t size = 1u << LOOP_CQ_LOG;
+    uint8_t phase = (n / size) & 1 ? 0 : SHCA_PHASE_BIT;
+    struct shca_cq_record rec = { .ci = cpu_to_le32(n + 1) };
+    struct shca_cqe cqe;
+
+    for (int tries = 0; tries < 1000; tries++) {
+        cqe = rdma_cqe(r, cqbuf, n % size);
+        if ((cqe.phase & SHCA_PHASE_BIT) == phase) {
+            qtest_memwrite(r->h.qts, cqbuf + size * SHCA_CQE_SIZE, &rec,
+                           sizeof(rec));
+            return cqe;
+        }
+        g_usleep(5 * 1000);
+        qtest_clock_step(r->h.qts, 200 * 1000);
+    }
+    g_assert_not_reached();
+}
+
+static struct shca_cqe loop_send_cqe(Rdma *r, Loop *l)
+{
+    return loop_wait_cqe(r, l->scqbuf, l->scq_n++);
+}
+
+static struct shca_cqe loop_recv_cqe(Rdma *r, Loop *l)
+{
+    return loop_wait_cqe(r, l->rcqbuf, l->rcq_n++);
+}
+
+static void test_wqe_send_self(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    uint8_t data[3000], got[3000], inl[48];
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(0x2223),
+        .opcode = SHCA_WR_SEND,
+        .flags = SHCA_WQE_SIGNALED | SHCA_WQE_INLINE,
+        .inline_len = cpu_to_le32(sizeof(inl)),
+    };
+    uint64_t tx, rx;
+    struct shca_cqe cqe;
+    Rdma r;
+    Loop l;
+
+    /*
+     * The NIC rings stay disabled: RoCEv2 frames reach the transport
+     * without them (regression: the port once held every frame back while
+     * the NIC function had no RX buffer).
+     */
+    rdma_start_with(&r, netdev);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    loop_connect(&r, &l, false);
+    tx = guest_alloc(&r.h.alloc, 4096);
+    rx = guest_alloc(&r.h.alloc, 8192);
+    for (size_t i = 0; i < sizeof(data); i++) {
+        data[i] = i * 7 + 1;
+    }
+    qtest_memwrite(r.h.qts, tx, data, sizeof(data));
+    qtest_memset(r.h.qts, rx, 0, 8192);
+
+    /* 3000 bytes at a 1024-byte MTU: three packets into one receive */
+    loop_recv(&r, &l, 0, 0x1111, rx, 4096);
+    loop_recv(&r, &l, 1, 0x1112, rx + 4096, 4096);
+    rdma_db(&r, 0, SHCA_DB_RQ, 2 << 16 | l.qpn);
+    loop_send(&r, &l, 0, 0x2222, tx, sizeof(data), SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+
+    cqe = loop_recv_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmphex(cqe.opcode, ==, SHCA_CQE_OP_RECV);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x1111);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, sizeof(data));
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, l.qpn);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, 0);
+    cqe = loop_send_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmphex(cqe.opcode, ==, SHCA_CQE_OP_SEND);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x2222);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, 0);
+    qtest_memread(r.h.qts, rx, got, sizeof(got));
+    g_assert(memcmp(got, data, sizeof(data)) == 0);
+
+    /* inline data travels in the WQE itself */
+    memset(inl, 0x5a, sizeof(inl));
+    loop_write_send(&r, &l, 1, &w, inl, sizeof(inl));
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    cqe = loop_recv_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x1112);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, sizeof(inl));
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, 1);
+    cqe = loop_send_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x2223);
+    qtest_memread(r.h.qts, rx + 4096, got, sizeof(inl));
+    g_assert(memcmp(got, inl, sizeof(inl)) == 0);
+    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_RTS);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/*
+ * Post send WQE w (then tail) and a good SEND behind it to a QP in RTS:
+ * the first completes with status, the QP goes to ERR and the second is
+ * flushed.
+ */
+static void check_bad_send(Rdma *r, Loop *l, const struct shca_send_wqe *w,
+                           const void *tail, size_t tail_len, uint8_t status)
+{
+    struct shca_cqe cqe;
+
+    loop_connect(r, l, false);
+    loop_write_send(r, l, 0, w, tail, tail_len);
+    loop_send(r, l, 1, 0xf1, 0, 0, SHCA_WQE_SIGNALED);
+    rdma_db(r, 0, SHCA_DB_SQ, 2 << 16 | l->qpn);
+    cqe = loop_send_cqe(r, l);
+    g_assert_cmpuint(cqe.status, ==, status);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, le64_to_cpu(w->wr_id));
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, 0);
+    g_assert_cmpuint(cqe.opcode & SHCA_CQE_OP_RECV, ==, 0);
+    cqe = loop_send_cqe(r, l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_WR_FLUSH_ERR);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xf1);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, 1);
+    g_assert_cmpuint(rdma_state(r, l->qpn), ==, SHCA_QPS_ERR);
+    g_assert_cmphex(rd(&r->h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+}
+
+#define DEV_MAX_SGE 16
+#define DEV_MAX_INLINE 256
+
+/* Malformed send WQEs (spec §15) complete with an error, never harm QEMU. */
+static void test_wqe_malformed(void)
+{
+    struct shca_sge sge[17] = { 0 };
+    uint8_t inl[DEV_MAX_INLINE + 1] = { 0 };
+    struct shca_send_wqe w;
+    uint64_t buf;
+    Rdma r;
+    Loop big, small;
+
+    rdma_start(&r);
+    loop_start(&r, &big, SHCA_QPT_RC, 9);      /* room for 28 SGEs */
+    loop_start(&r, &small, SHCA_QPT_RC, 7);    /* room for 4 SGEs */
+    g_assert_cmpuint(rd(&r.h, SHCA_REG_MAX_SGE), ==, DEV_MAX_SGE);
+    g_assert_cmpuint(rd(&r.h, SHCA_REG_MAX_INLINE), ==, DEV_MAX_INLINE);
+    buf = guest_alloc(&r.h.alloc, 4096);
+    for (int i = 0; i < ARRAY_SIZE(sge); i++) {
+        sge[i].addr = cpu_to_le64(buf);
+        sge[i].length = cpu_to_le32(8);
+        sge[i].lkey = cpu_to_le32(big.key);
+    }
+
+    /* an opcode that does not exist */
+    w = (struct shca_send_wqe) {
+        .wr_id = cpu_to_le64(0xb0), .opcode = 0x42,
+        .flags = SHCA_WQE_SIGNALED,
+    };
+    check_bad_send(&r, &big, &w, NULL, 0, SHCA_CQE_LOC_QP_OP_ERR);
+    /* num_sge over MAX_SGE (within the stride) */
+    w = (struct shca_send_wqe) {
+        .wr_id = cpu_to_le64(0xb1), .opcode = SHCA_WR_SEND,
+        .num_sge = DEV_MAX_SGE + 1,
+    };
+    check_bad_send(&r, &big, &w, sge, sizeof(sge),
+                   SHCA_CQE_LOC_QP_OP_ERR);
+    /* num_sge within MAX_SGE but over the stride */
+    w.wr_id = cpu_to_le64(0xb2);
+    w.num_sge = 5;
+    check_bad_send(&r, &small, &w, sge, 4 * sizeof(sge[0]),
+                   SHCA_CQE_LOC_QP_OP_ERR);
+    /* inline data over MAX_INLINE (within the stride), over the stride */
+    w = (struct shca_send_wqe) {
+        .wr_id = cpu_to_le64(0xb3), .opcode = SHCA_WR_SEND,
+        .flags = SHCA_WQE_INLINE,
+        .inline_len = cpu_to_le32(sizeof(inl)),
+    };
+    check_bad_send(&r, &big, &w, inl, sizeof(inl), SHCA_CQE_LOC_QP_OP_ERR);
+    w.wr_id = cpu_to_le64(0xb4);
+    w.inline_len = cpu_to_le32(65);
+    check_bad_send(&r, &small, &w, inl, 64, SHCA_CQE_LOC_QP_OP_ERR);
+    /* a message over MAX_MSG_SIZE */
+    w = (struct shca_send_wqe) {
+        .wr_id = cpu_to_le64(0xb5), .opcode = SHCA_WR_SEND, .num_sge = 2,
+    };
+    sge[0].length = sge[1].length = cpu_to_le32(0x80000000);
+    check_bad_send(&r, &big, &w, sge, 2 * sizeof(sge[0]),
+                   SHCA_CQE_LOC_QP_OP_ERR);
+    sge[0].length = sge[1].length = cpu_to_le32(8);
+    /* an atomic needs one SGE of 8 bytes */
+    w = (struct shca_send_wqe) {
+        .wr_id = cpu_to_le64(0xb6), .opcode = SHCA_WR_ATOMIC_FETCH_ADD,
+        .num_sge = 2,
+    };
+    check_bad_send(&r, &big, &w, sge, 2 * sizeof(sge[0]),
+                   SHCA_CQE_LOC_QP_OP_ERR);
+
+    /* a bad lkey, an address outside the MR */
+    w = (struct shca_send_wqe) {
+        .wr_id = cpu_to_le64(0xb7), .opcode = SHCA_WR_SEND, .num_sge = 1,
+    };
+    sge[0].lkey = cpu_to_le32(0xffff00);     /* no MR of that index */
+    check_bad_send(&r, &big, &w, sge, sizeof(sge[0]), SHCA_CQE_LOC_PROT_ERR);
+    sge[0].lkey = cpu_to_le32(big.key);
+    sge[0].addr = cpu_to_le64(RAM_TOP - 4);
+    w.wr_id = cpu_to_le64(0xb8);
+    check_bad_send(&r, &big, &w, sge, sizeof(sge[0]), SHCA_CQE_LOC_PROT_ERR);
+    hca_stop(&r.h);
+}
+
+/* A doorbell more than the ring ahead (spec §14): QP_FATAL and ERR. */
+static void test_wqe_doorbell_overrun(void)
+{
+    struct shca_cqe cqe;
+    struct shca_eqe eqe;
+    Rdma r;
+    Loop l;
+
+    rdma_start(&r);
+    loop_start(&r, &l, SHCA_QPT_RC, 9);        /* an SQ of 8 */
+    loop_connect(&r, &l, true);
+
+    /* a full ring is fine (held in INIT) */
+    rdma_db(&r, 0, SHCA_DB_SQ, 8 << 16 | l.qpn);
+    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_INIT);
+    g_assert_cmpuint(rdma_eqe(&r, r.eq0, 0).type, ==, 0);
+
+    /* two sends held, then a count 9 ahead of the device */
+    loop_connect(&r, &l, true);
+    loop_send(&r, &l, 0, 0xc0, 0, 0, SHCA_WQE_SIGNALED);
+    loop_send(&r, &l, 1, 0xc1, 0, 0, 0);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    rdma_db(&r, 0, SHCA_DB_SQ, 9 << 16 | l.qpn);
+    eqe = rdma_eqe(&r, r.eq0, 0);
+    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_QP_FATAL);
+    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, l.qpn);
+    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_ERR);
+    /* what was posted before is flushed, unsignaled or not */
+    for (unsigned i = 0; i < 2; i++) {
+        cqe = loop_send_cqe(&r, &l);
+        g_assert_cmpuint(cqe.status, ==, SHCA_CQE_WR_FLUSH_ERR);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xc0 + i);
+    }
+
+    /* the same for the RQ, and a count behind the device */
+    loop_connect(&r, &l, true);
+    rdma_db(&r, 0, SHCA_DB_RQ, 17 << 16 | l.qpn);
+    eqe = rdma_eqe(&r, r.eq0, 1);
+    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_QP_FATAL);
+    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_ERR);
+    loop_connect(&r, &l, true);
+    rdma_db(&r, 0, SHCA_DB_SQ, 0xffffu << 16 | l.qpn);
+    g_assert_cmpuint(rdma_eqe(&r, r.eq0, 2).type, ==, SHCA_EQE_QP_FATAL);
+    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_ERR);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/* Fault injection (spec §12) */
+#define FAULT_ALL(pm) ",fault-tx-drop=" pm ",fault-tx-dup=" pm \
+                      ",fault-tx-reorder=" pm ",fault-rx-drop=" pm \
+                      ",fault-rx-dup=" pm ",fault-rx-reorder=" pm
+
+static void rdma_stats(Rdma *r, uint64_t *stats)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_QUERY_STATS };
+    uint64_t buf = guest_alloc(&r->h.alloc, 4096);
+
+    cmd.query_stats.addr = cpu_to_le64(buf);
+    g_assert_cmpuint(hca_cmd(&r->h, &cmd, NULL), ==, SHCA_AQ_OK);
+    for (int i = 0; i < SHCA_STAT_COUNT; i++) {
+        stats[i] = qtest_readq(r->h.qts, buf + 8 * i);
+    }
+    guest_free(&r->h.alloc, buf);
+}
+
+/* Wait until the counters stop moving (held frames go out on the clock). */
+static void fault_settle(Rdma *r, uint64_t *stats)
+{
+    uint64_t prev[SHCA_STAT_COUNT];
+    int same = 0;
+
+    rdma_stats(r, prev);
+    for (int tries = 0; tries < 400 && same < 10; tries++) {
+        g_usleep(5 * 1000);
+        qtest_clock_step(r->h.qts, 1000 * 1000);
+        rdma_stats(r, stats);
+        same = memcmp(stats, prev, sizeof(prev)) ? 0 : same + 1;
+        memcpy(prev, stats, sizeof(prev));
+    }
+    g_assert_cmpint(same, >=, 10);
+}
+
+#define FAULT_NIC_FRAMES 100
+#define FAULT_UC_MSGS 48
+
+/*
+ * Faults on FAULT_NIC_FRAMES malformed RoCEv2 frames the NIC function sends
+ * to the port's GID (they reach the transport, which drops them), then on
+ * FAULT_UC_MSGS UC messages of a QP to itself: the counters at the end.
+ */
+static void fault_run(uint64_t seed, uint64_t *stats)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    g_autofree char *extra = g_strdup_printf(",fault-seed=%" PRIu64
+                                             FAULT_ALL("100") "%s",
+                                             seed, netdev);
+    uint8_t frame[64];
+    Rdma r;
+    Loop l;
+    Nic n;
+
+    rdma_start_with(&r, extra);
+    loop_nic(&r, &n);
+    loop_start(&r, &l, SHCA_QPT_UC, 9);
+    loop_connect(&r, &l, false);
+
+    make_udp_frame(frame, l.mac, 0x0a000001, 4791);
+    for (int i = 0; i < FAULT_NIC_FRAMES; i++) {
+        g_assert_cmpuint(nic_send(&r.h, &n, frame, sizeof(frame)), ==,
+                         SHCA_NIC_DESC_DONE);
+    }
+    fault_settle(&r, stats);
+    /* only the receive side saw them: each accounted for exactly */
+    g_assert_cmpuint(stats[SHCA_STAT_TX_PACKETS], ==, 0);
+    g_assert_cmpuint(stats[SHCA_STAT_RX_DROPPED], ==,
+                     FAULT_NIC_FRAMES - stats[SHCA_STAT_FAULT_DROPPED] +
+                     stats[SHCA_STAT_FAULT_DUPLICATED]);
+    g_assert_cmpuint(stats[SHCA_STAT_FAULT_DROPPED], >, 0);
+    g_assert_cmpuint(stats[SHCA_STAT_FAULT_DUPLICATED], >, 0);
+    g_assert_cmpuint(stats[SHCA_STAT_FAULT_REORDERED], >, 0);
+
+    for (uint16_t i = 0; i < FAULT_UC_MSGS; i++) {
+        loop_send(&r, &l, i, i, 0, 0, 0);
+        if ((i + 1) % loop_sq_size(&l) == 0) {
+            rdma_db(&r, 0, SHCA_DB_SQ, (uint32_t)(i + 1) << 16 | l.qpn);
+        }
+    }
+    fault_settle(&r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_TX_PACKETS], ==, FAULT_UC_MSGS);
+    g_assert_cmpuint(stats[SHCA_STAT_RX_PACKETS], >, 0);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/* The same seed gives the same faults; another seed others. */
+static void test_fault_deterministic(void)
+{
+    uint64_t a[SHCA_STAT_COUNT], b[SHCA_STAT_COUNT], c[SHCA_STAT_COUNT];
+
+    fault_run(42, a);
+    fault_run(42, b);
+    fault_run(43, c);
+    for (int i = 0; i < SHCA_STAT_COUNT; i++) {
+        g_assert_cmpuint(a[i], ==, b[i]);
+    }
+    g_assert(memcmp(&a[SHCA_STAT_FAULT_DROPPED],
+                    &c[SHCA_STAT_FAULT_DROPPED], 3 * sizeof(a[0])) != 0);
+}
+
+/* Faults touch only the transport's frames, never the NIC function's. */
+static void test_fault_nic_untouched(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    g_autofree char *extra = g_strdup_printf(FAULT_ALL("1000") "%s",
+                                             netdev);
+    uint64_t stats[SHCA_STAT_COUNT];
+    uint8_t frame[64], got[64];
+    Rdma r;
+    Loop l;
+    Nic n;
+
+    rdma_start_with(&r, extra);
+    loop_nic(&r, &n);
+    loop_start(&r, &l, SHCA_QPT_UC, 9);
+    loop_connect(&r, &l, false);
+
+    /* RoCEv2 to our GID: dropped before the transport sees it */
+    make_udp_frame(frame, l.mac, 0x0a000001, 4791);
+    g_assert_cmpuint(nic_send(&r.h, &n, frame, sizeof(frame)), ==,
+                     SHCA_NIC_DESC_DONE);
+    /* a UC message: dropped on its way out */
+    loop_send(&r, &l, 0, 1, 0, 0, 0);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    /* an ordinary frame: the NIC function's, untouched */
+    make_udp_frame(frame, l.mac, 0x0a000001, 5000);
+    g_assert_cmpuint(nic_send(&r.h, &n, frame, sizeof(frame)), ==,
+                     SHCA_NIC_DESC_DONE);
+    g_assert_cmpuint(nic_wait_rx(&r.h, &n, 0), ==, sizeof(frame));
+    qtest_memread(r.h.qts, n.rxbuf, got, sizeof(got));
+    g_assert(memcmp(got, frame, sizeof(frame)) == 0);
+
+    fault_settle(&r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_TX_PACKETS], ==, 1);
+    g_assert_cmpuint(stats[SHCA_STAT_FAULT_DROPPED], ==, 2);
+    g_assert_cmpuint(stats[SHCA_STAT_FAULT_DUPLICATED], ==, 0);
+    g_assert_cmpuint(stats[SHCA_STAT_FAULT_REORDERED], ==, 0);
+    g_assert_cmpuint(stats[SHCA_STAT_RX_PACKETS], ==, 0);
+    g_assert_cmpuint(stats[SHCA_STAT_RX_DROPPED], ==, 0);
+    hca_stop(&r.h);
+}
+
+/* RC recovers from drops, duplicates and reordering both ways. */
+static void test_fault_rc_recovers(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    g_autofree char *extra = g_strdup_printf(FAULT_ALL("100") "%s", netdev);
+    const uint32_t len = 3000, msgs = 12;
+    uint64_t stats[SHCA_STAT_COUNT];
+    uint8_t data[3000], got[3000];
+    uint64_t tx, rx;
+    struct shca_cqe cqe;
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, extra);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    loop_connect(&r, &l, false);
+    tx = guest_alloc(&r.h.alloc, msgs * 4096);
+    rx = guest_alloc(&r.h.alloc, msgs * 4096);
+    qtest_memset(r.h.qts, rx, 0, msgs * 4096);
+    for (uint32_t m = 0; m < msgs; m++) {
+        memset(data, m + 1, len);
+        data[0] = m;
+        qtest_memwrite(r.h.qts, tx + m * 4096, data, len);
+        loop_recv(&r, &l, m, 0x100 + m, rx + m * 4096, 4096);
+        loop_send(&r, &l, m, 0x200 + m, tx + m * 4096, len,
+                  SHCA_WQE_SIGNALED);
+    }
+    rdma_db(&r, 0, SHCA_DB_RQ, msgs << 16 | l.qpn);
+    rdma_db(&r, 0, SHCA_DB_SQ, msgs << 16 | l.qpn);
+
+    for (uint32_t m = 0; m < msgs; m++) {
+        cqe = loop_recv_cqe(&r, &l);
+        g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x100 + m);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, len);
+        memset(data, m + 1, len);
+        data[0] = m;
+        qtest_memread(r.h.qts, rx + m * 4096, got, len);
+        g_assert(memcmp(got, data, len) == 0);
+        cqe = loop_send_cqe(&r, &l);
+        g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x200 + m);
+    }
+    rdma_stats(&r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_FAULT_DROPPED], >, 0);
+    g_assert_cmpuint(stats[SHCA_STAT_RETRANSMITS] +
+                     stats[SHCA_STAT_DUPLICATES], >, 0);
+    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_RTS);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/* Probabilities are per mille: above 1000 the device does not realize. */
+static void test_fault_props(void)
+{
+    QTestState *qts = qtest_init("-machine pc -nodefaults");
+    QDict *resp;
+
+    resp = qtest_qmp(qts, "{'execute': 'device_add', 'arguments':"
+                     " {'driver': 'softhca', 'id': 'bad',"
+                     " 'fault-rx-reorder': 1001}}");
+    g_assert(qdict_haskey(resp, "error"));
+    g_assert(strstr(qdict_get_str(qdict_get_qdict(resp, "error"), "desc"),
+                     "fault-rx-reorder"));
+    qobject_unref(resp);
+    qtest_qmp_assert_success(qts, "{'execute': 'device_add', 'arguments':"
+                             " {'driver': 'softhca', 'id': 'good',"
+                             " 'fault-seed': 7, 'fault-tx-drop': 1000,"
+                             " 'fault-rx-reorder': 1000}}");
+    qtest_quit(qts);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1713,6 +2334,13 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/cq/overrun", test_cq_overrun);
     qtest_add_func("/softhca/mr/reg", test_mr_reg);
     qtest_add_func("/softhca/rdma/query-stats", test_query_stats);
+    qtest_add_func("/softhca/wqe/send-self", test_wqe_send_self);
+    qtest_add_func("/softhca/wqe/malformed", test_wqe_malformed);
+    qtest_add_func("/softhca/wqe/doorbell-overrun", test_wqe_doorbell_overrun);
+    qtest_add_func("/softhca/fault/props", test_fault_props);
+    qtest_add_func("/softhca/fault/nic-untouched", test_fault_nic_untouched);
+    qtest_add_func("/softhca/fault/deterministic", test_fault_deterministic);
+    qtest_add_func("/softhca/fault/rc-recovers", test_fault_rc_recovers);
 
     return g_test_run();
 }
