@@ -40,6 +40,13 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	void *slot;
 	int err = 0;
 
+	/* IBA: no sends before RTS (the device would hold them until then) */
+	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
+	    ibqp->state == IBV_QPS_RTR) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
 	pthread_spin_lock(&sq->lock);
 	for (pi = sq->pi; wr; wr = wr->next, pi++) {
 		slot = softhca_wq_slot(sq, pi);
@@ -68,9 +75,10 @@ int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	void *slot;
 	int err = 0;
 
-	if (!qp->cap.max_recv_wr) {
+	/* no RQ, or a QP in RESET (IBA: receives are posted from INIT on) */
+	if (!qp->cap.max_recv_wr || ibqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
-		return EINVAL; /* the QP has no RQ */
+		return EINVAL;
 	}
 
 	pthread_spin_lock(&rq->lock);

@@ -268,21 +268,23 @@ static bool softhca_comp_read_resp(SofthcaState *s, SofthcaQp *qp,
     uint64_t off = (uint64_t)op->resp_pkts * mtu;
     bool first = op->resp_pkts == 0;
     bool last = op->resp_pkts + 1 == op->npkts;
+    /* the last response of a request: of a chunk (softhca-req.c) */
+    bool ends = last || (op->resp_pkts + 1) % SOFTHCA_READ_CHUNK == 0;
     bool fits;
 
-    /* a retried READ starts again with FIRST or ONLY in mid message */
+    /* a retried READ starts again with FIRST or ONLY in mid chunk */
     switch (op5) {
     case SOFTHCA_OP_READ_RESPONSE_FIRST:
-        fits = !last;
+        fits = !ends;
         break;
     case SOFTHCA_OP_READ_RESPONSE_MIDDLE:
-        fits = !first && !last;
+        fits = !first && !ends;
         break;
     case SOFTHCA_OP_READ_RESPONSE_LAST:
-        fits = !first && last;
+        fits = !first && ends;
         break;
     default:
-        fits = last;
+        fits = ends;
         break;
     }
     if (!fits || p->payload_len != (last ? op->len - off : mtu)) {

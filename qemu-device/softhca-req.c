@@ -125,6 +125,7 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
     const struct shca_send_wqe *w = &op->wqe;
     uint32_t mtu = softhca_tp_mtu(qp);
     uint32_t i = tp->send_pkt;
+    uint32_t next = i + 1;
     uint64_t off = (uint64_t)i * mtu;
     bool first = i == 0, last = i + 1 >= op->npkts;
     uint8_t transport = softhca_tp_transport(qp);
@@ -135,10 +136,13 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
     p.bth.opcode = softhca_req_opcode(w->opcode, first, last, transport);
     switch (w->opcode) {
     case SHCA_WR_RDMA_READ:
-        /* a retry asks for the responses from this PSN on */
+        /* the responses from this PSN on, to the end of its chunk */
+        next = MIN(op->npkts, (i / SOFTHCA_READ_CHUNK + 1) *
+                              SOFTHCA_READ_CHUNK);
         p.reth.va = w->remote_addr + off;
         p.reth.rkey = w->rkey;
-        p.reth.dma_len = op->len - MIN(off, op->len);
+        p.reth.dma_len = MIN((uint64_t)next * mtu, op->len) -
+                         MIN(off, op->len);
         last = true;
         break;
     case SHCA_WR_ATOMIC_CMP_SWP:
@@ -178,7 +182,8 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
         return false;
     }
     tp->since_ack_req = p.bth.ack_req ? 0 : tp->since_ack_req + 1;
-    tp->send_pkt = last ? op->npkts : i + 1;
+    tp->send_pkt = w->opcode == SHCA_WR_RDMA_READ ? next :
+                   last ? op->npkts : next;
     return true;
 }
 
@@ -210,6 +215,10 @@ void softhca_req_run(SofthcaState *s, SofthcaQp *qp)
         if (softhca_psn_diff(softhca_psn_add(op->first_psn, tp->send_pkt),
                              tp->una_psn) >= SOFTHCA_REQ_WINDOW) {
             break;
+        }
+        if (op->wqe.opcode == SHCA_WR_RDMA_READ &&
+            tp->send_pkt != op->resp_pkts) {
+            break;      /* the next chunk waits for the responses */
         }
         if (!softhca_req_send_pkt(s, qp, op)) {
             break;

@@ -11,6 +11,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/log.h"
+#include "qemu/main-loop.h"
 #include "softhca-tp.h"
 #include "trace.h"
 
@@ -197,55 +198,42 @@ static SofthcaRespResult softhca_resp_write(SofthcaState *s, SofthcaQp *qp,
     return SOFTHCA_RESP_DONE;
 }
 
-/*
- * Send the READ responses from packet first_pkt (PSN psn) of a READ of
- * len bytes at va: the request, or a duplicate that asks again from it.
- */
-static SofthcaRespResult softhca_resp_read_send(SofthcaState *s,
-                                                SofthcaQp *qp, uint64_t va,
-                                                uint32_t rkey, uint64_t len,
-                                                uint32_t psn)
+static uint32_t softhca_resp_rd_count(SofthcaQp *qp)
 {
-    uint32_t mtu = softhca_tp_mtu(qp);
-    uint32_t npkts = softhca_msg_pkts(len, mtu);
-    uint8_t payload[4096];
+    return MAX(1, MIN(qp->attr.max_dest_rd_atomic, SOFTHCA_MAX_QP_RD_ATOM));
+}
 
-    for (uint32_t i = 0; i < npkts; i++) {
-        uint64_t off = (uint64_t)i * mtu;
-        bool first = i == 0, last = i + 1 == npkts;
-        SofthcaRocePacket r = {
-            .bth.opcode = SOFTHCA_TRANSPORT_RC |
-                          (first && last ? SOFTHCA_OP_READ_RESPONSE_ONLY :
-                           first ? SOFTHCA_OP_READ_RESPONSE_FIRST :
-                           last ? SOFTHCA_OP_READ_RESPONSE_LAST :
-                           SOFTHCA_OP_READ_RESPONSE_MIDDLE),
-            .bth.psn = softhca_psn_add(psn, i),
-            .aeth.syndrome = SOFTHCA_AETH_ACK_UNLIMITED,
-            .aeth.msn = qp->tp.msn & SOFTHCA_PSN_MASK,
-            .payload_len = MIN(mtu, len - off),
-        };
+/* The j-th saved READ/atomic, oldest first. */
+static SofthcaRdAtomic *softhca_resp_rd_at(SofthcaQp *qp, uint32_t j)
+{
+    uint32_t n = softhca_resp_rd_count(qp);
 
-        if (r.payload_len &&
-            softhca_mem_copy(s, qp->pdn, rkey, va + off, payload,
-                             r.payload_len, SHCA_ACCESS_REMOTE_READ,
-                             false) != SOFTHCA_MEM_OK) {
-            /* nothing sent yet: a NAK; else the requester times out */
-            return first ? SOFTHCA_RESP_ACCESS : SOFTHCA_RESP_ANSWERED;
-        }
-        softhca_tp_send(s, qp, &r, payload);
-    }
-    return SOFTHCA_RESP_ANSWERED;
+    return &qp->tp.rd[(qp->tp.rd_next + j) % n];
 }
 
 static SofthcaRdAtomic *softhca_resp_rd_save(SofthcaQp *qp)
 {
     SofthcaQpTransport *tp = &qp->tp;
-    uint32_t n = MAX(1, MIN(qp->attr.max_dest_rd_atomic,
-                            SOFTHCA_MAX_QP_RD_ATOM));
+    uint32_t n = softhca_resp_rd_count(qp);
     SofthcaRdAtomic *rd = &tp->rd[tp->rd_next % n];
 
     tp->rd_next = (tp->rd_next + 1) % n;
     return rd;
+}
+
+/* The oldest READ/atomic with responses still to send, or NULL. */
+static SofthcaRdAtomic *softhca_resp_rd_pending(SofthcaQp *qp)
+{
+    uint32_t n = softhca_resp_rd_count(qp);
+
+    for (uint32_t j = 0; j < n; j++) {
+        SofthcaRdAtomic *rd = softhca_resp_rd_at(qp, j);
+
+        if (rd->valid && rd->pending) {
+            return rd;
+        }
+    }
+    return NULL;
 }
 
 static void softhca_resp_atomic_ack(SofthcaState *s, SofthcaQp *qp,
@@ -262,30 +250,137 @@ static void softhca_resp_atomic_ack(SofthcaState *s, SofthcaQp *qp,
     softhca_tp_send(s, qp, &a, NULL);
 }
 
+/*
+ * Send the next READ response of rd (re-read from memory); false if the
+ * memory cannot be read any more: the requester then times out.
+ */
+static bool softhca_resp_read_next(SofthcaState *s, SofthcaQp *qp,
+                                   SofthcaRdAtomic *rd, uint32_t npkts)
+{
+    uint32_t mtu = softhca_tp_mtu(qp);
+    uint32_t i = rd->sent;
+    uint64_t off = (uint64_t)i * mtu;
+    bool first = i == 0, last = i + 1 == npkts;
+    uint8_t payload[4096];
+    SofthcaRocePacket r = {
+        .bth.opcode = SOFTHCA_TRANSPORT_RC |
+                      (first && last ? SOFTHCA_OP_READ_RESPONSE_ONLY :
+                       first ? SOFTHCA_OP_READ_RESPONSE_FIRST :
+                       last ? SOFTHCA_OP_READ_RESPONSE_LAST :
+                       SOFTHCA_OP_READ_RESPONSE_MIDDLE),
+        .bth.psn = softhca_psn_add(rd->resume_psn, i),
+        .aeth.syndrome = SOFTHCA_AETH_ACK_UNLIMITED,
+        .aeth.msn = qp->tp.msn & SOFTHCA_PSN_MASK,
+        .payload_len = MIN(mtu, rd->len - off),
+    };
+
+    if (r.payload_len &&
+        softhca_mem_copy(s, qp->pdn, rd->rkey, rd->va + off, payload,
+                         r.payload_len, SHCA_ACCESS_REMOTE_READ,
+                         false) != SOFTHCA_MEM_OK) {
+        return false;
+    }
+    softhca_tp_send(s, qp, &r, payload);
+    rd->sent++;
+    return true;
+}
+
+/*
+ * Send the pending responses in order, at most SOFTHCA_RESP_BURST now;
+ * the bottom half sends the rest.  An ACK held back behind them follows.
+ */
+static void softhca_resp_pump(SofthcaState *s, SofthcaQp *qp)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    uint32_t budget = SOFTHCA_RESP_BURST;
+    SofthcaRdAtomic *rd;
+
+    while ((rd = softhca_resp_rd_pending(qp))) {
+        uint32_t npkts = softhca_msg_pkts(rd->len, softhca_tp_mtu(qp));
+
+        if (!budget) {
+            qemu_bh_schedule(tp->resp_bh);
+            return;
+        }
+        if (rd->atomic) {
+            softhca_resp_atomic_ack(s, qp, rd->first_psn, rd->orig);
+            rd->pending = false;
+            budget--;
+            continue;
+        }
+        while (budget && rd->sent < npkts &&
+               softhca_resp_read_next(s, qp, rd, npkts)) {
+            budget--;
+        }
+        if (budget) {
+            rd->pending = false;        /* all sent, or memory went bad */
+        } else if (rd->sent >= npkts) {
+            rd->pending = false;
+        }
+    }
+    if (tp->ack_defer) {
+        tp->ack_defer = false;
+        softhca_resp_ack(s, qp, SOFTHCA_AETH_ACK_UNLIMITED,
+                         softhca_psn_add(tp->rq_psn, -1));
+    }
+}
+
+void softhca_resp_bh(void *opaque)
+{
+    SofthcaQp *qp = opaque;
+    SofthcaState *s = qp->tp.s;
+
+    if (!qp->valid || (qp->state != SHCA_QPS_RTR &&
+                       qp->state != SHCA_QPS_RTS &&
+                       qp->state != SHCA_QPS_SQD)) {
+        return;
+    }
+    softhca_resp_pump(s, qp);
+}
+
+/* An ACK: now, or after the responses still to send. */
+static void softhca_resp_ack_ordered(SofthcaState *s, SofthcaQp *qp,
+                                     uint32_t psn)
+{
+    if (softhca_resp_rd_pending(qp)) {
+        qp->tp.ack_defer = true;
+    } else {
+        softhca_resp_ack(s, qp, SOFTHCA_AETH_ACK_UNLIMITED, psn);
+    }
+}
+
 static SofthcaRespResult softhca_resp_read(SofthcaState *s, SofthcaQp *qp,
                                            const SofthcaRocePacket *p)
 {
+    uint32_t mtu = softhca_tp_mtu(qp);
+    uint8_t payload[4096];
     SofthcaRdAtomic *rd;
-    SofthcaRespResult r;
 
     if (!(qp->attr.access & SHCA_ACCESS_REMOTE_READ) ||
         p->reth.dma_len > SOFTHCA_MAX_MSG_SIZE) {
         return SOFTHCA_RESP_INVALID;
     }
-    qp->tp.msn++;
-    r = softhca_resp_read_send(s, qp, p->reth.va, p->reth.rkey,
-                               p->reth.dma_len, p->bth.psn);
-    if (r != SOFTHCA_RESP_ANSWERED) {
-        qp->tp.msn--;
-        return r;
+    /* the first response can be read, or a NAK answers the request */
+    if (p->reth.dma_len &&
+        softhca_mem_copy(s, qp->pdn, p->reth.rkey, p->reth.va, payload,
+                         MIN(mtu, p->reth.dma_len), SHCA_ACCESS_REMOTE_READ,
+                         false) != SOFTHCA_MEM_OK) {
+        return SOFTHCA_RESP_ACCESS;
     }
+    qp->tp.msn++;
     rd = softhca_resp_rd_save(qp);
     *rd = (SofthcaRdAtomic) {
         .valid = true,
         .first_psn = p->bth.psn,
-        .npkts = softhca_msg_pkts(p->reth.dma_len, softhca_tp_mtu(qp)),
+        .npkts = softhca_msg_pkts(p->reth.dma_len, mtu),
+        .pending = true,
+        .rkey = p->reth.rkey,
+        .resume_psn = p->bth.psn,
+        .va = p->reth.va,
+        .len = p->reth.dma_len,
     };
-    return r;
+    softhca_resp_pump(s, qp);
+    return SOFTHCA_RESP_ANSWERED;
 }
 
 static SofthcaRespResult softhca_resp_atomic(SofthcaState *s, SofthcaQp *qp,
@@ -320,9 +415,10 @@ static SofthcaRespResult softhca_resp_atomic(SofthcaState *s, SofthcaQp *qp,
         .first_psn = p->bth.psn,
         .npkts = 1,
         .orig = orig,
+        .pending = true,        /* answered after the READs before it */
     };
     qp->tp.msn++;
-    softhca_resp_atomic_ack(s, qp, p->bth.psn, orig);
+    softhca_resp_pump(s, qp);
     return SOFTHCA_RESP_ANSWERED;
 }
 
@@ -357,8 +453,8 @@ static void softhca_resp_duplicate(SofthcaState *s, SofthcaQp *qp,
 
     s->rdma_stats[SHCA_STAT_DUPLICATES]++;
     trace_softhca_tp_duplicate(qp->qpn, p->bth.opcode, psn, tp->rq_psn);
-    for (unsigned i = 0; i < SOFTHCA_MAX_QP_RD_ATOM; i++) {
-        SofthcaRdAtomic *rd = &tp->rd[i];
+    for (uint32_t j = 0; j < softhca_resp_rd_count(qp); j++) {
+        SofthcaRdAtomic *rd = softhca_resp_rd_at(qp, j);
         int32_t d = softhca_psn_diff(psn, rd->first_psn);
 
         if (!rd->valid || d < 0 || d >= (int32_t)rd->npkts) {
@@ -366,17 +462,34 @@ static void softhca_resp_duplicate(SofthcaState *s, SofthcaQp *qp,
         }
         if (rd->atomic && (op5 == SOFTHCA_OP_COMPARE_SWAP ||
                            op5 == SOFTHCA_OP_FETCH_ADD)) {
-            softhca_resp_atomic_ack(s, qp, psn, rd->orig);
-        } else if (!rd->atomic && op5 == SOFTHCA_OP_RDMA_READ_REQUEST) {
-            /* re-read from memory, from where the requester asks */
-            softhca_resp_read_send(s, qp, p->reth.va, p->reth.rkey,
-                                   p->reth.dma_len, psn);
+            if (!rd->pending) {
+                softhca_resp_atomic_ack(s, qp, psn, rd->orig);
+            }
+        } else if (!rd->atomic && op5 == SOFTHCA_OP_RDMA_READ_REQUEST &&
+                   p->reth.dma_len <= SOFTHCA_MAX_MSG_SIZE &&
+                   d + softhca_msg_pkts(p->reth.dma_len,
+                                        softhca_tp_mtu(qp)) <= rd->npkts) {
+            /*
+             * Re-execute from where the requester asks (IBA 9.7.5.1.x):
+             * it has the responses before, and sends the requests after
+             * this one again, so what was still to send for them is
+             * dropped.
+             */
+            for (uint32_t k = j + 1; k < softhca_resp_rd_count(qp); k++) {
+                softhca_resp_rd_at(qp, k)->pending = false;
+            }
+            rd->pending = true;
+            rd->rkey = p->reth.rkey;
+            rd->resume_psn = psn;
+            rd->sent = 0;
+            rd->va = p->reth.va;
+            rd->len = p->reth.dma_len;
+            softhca_resp_pump(s, qp);
         }
         return;
     }
     if (softhca_op_kind(p->bth.opcode)) {
-        softhca_resp_ack(s, qp, SOFTHCA_AETH_ACK_UNLIMITED,
-                         softhca_psn_add(tp->rq_psn, -1));
+        softhca_resp_ack_ordered(s, qp, softhca_psn_add(tp->rq_psn, -1));
     }
 }
 
@@ -475,7 +588,7 @@ void softhca_resp_receive(SofthcaState *s, SofthcaQp *qp,
             tp->msn++;
         }
         if (p->bth.ack_req || softhca_op_ends(op)) {
-            softhca_resp_ack(s, qp, SOFTHCA_AETH_ACK_UNLIMITED, p->bth.psn);
+            softhca_resp_ack_ordered(s, qp, p->bth.psn);
         }
         break;
     case SOFTHCA_RESP_ANSWERED:
@@ -504,6 +617,13 @@ void softhca_resp_flush(SofthcaState *s, SofthcaQp *qp)
     SofthcaQpTransport *tp = &qp->tp;
     struct shca_recv_wqe w;
 
+    if (tp->resp_bh) {
+        qemu_bh_cancel(tp->resp_bh);
+    }
+    for (unsigned i = 0; i < SOFTHCA_MAX_QP_RD_ATOM; i++) {
+        tp->rd[i].pending = false;
+    }
+    tp->ack_defer = false;
     if (tp->have_recv) {
         softhca_resp_recv_cqe(s, qp, SHCA_CQE_WR_FLUSH_ERR, SHCA_CQE_OP_RECV,
                               0, 0, 0, false);

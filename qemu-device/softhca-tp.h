@@ -22,6 +22,20 @@
 #define SOFTHCA_REQ_WINDOW      128
 #define SOFTHCA_REQ_OPS_MAX     (2 * SOFTHCA_REQ_WINDOW)
 
+/*
+ * Responses the responder sends in one go at most: the rest of a long
+ * READ follows from a bottom half, so that the main loop runs between.
+ */
+#define SOFTHCA_RESP_BURST      SOFTHCA_REQ_WINDOW
+
+/*
+ * The requester asks for a long READ in requests of at most this many
+ * responses, aligned on it from the first PSN, one at a time: the next
+ * goes once the responses of the last are in, so that a READ is paced
+ * like a WRITE and a loss costs at most a request's worth again.
+ */
+#define SOFTHCA_READ_CHUNK      SOFTHCA_REQ_WINDOW
+
 /* The largest RoCEv2 frame: 4096-byte MTU and the longest headers. */
 #define SOFTHCA_TP_FRAME_MAX    4352
 
@@ -68,6 +82,9 @@ void softhca_comp_timer_cb(void *opaque);
 /* softhca-resp.c */
 void softhca_resp_receive(SofthcaState *s, SofthcaQp *qp,
                           const SofthcaRocePacket *p, const uint8_t *payload);
+/* Complete every receive WQE with WR_FLUSH_ERR; drop pending responses. */
 void softhca_resp_flush(SofthcaState *s, SofthcaQp *qp);
+/* Send more of the pending READ responses (opaque: the QP). */
+void softhca_resp_bh(void *opaque);
 
 #endif /* HW_SOFTHCA_TP_H */

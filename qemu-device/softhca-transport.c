@@ -10,6 +10,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/log.h"
+#include "qemu/main-loop.h"
 #include "softhca-tp.h"
 #include "trace.h"
 
@@ -135,11 +136,18 @@ void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp)
         tp->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
                                        softhca_comp_timer_cb, qp);
     }
+    if (tp->resp_bh) {
+        qemu_bh_cancel(tp->resp_bh);
+    } else {
+        tp->resp_bh = qemu_bh_new_guarded(softhca_resp_bh, qp,
+                                          &DEVICE(s)->mem_reentrancy_guard);
+    }
     *tp = (SofthcaQpTransport) {
         .s = s,
         .ops = tp->ops,
         .nops = tp->nops,
         .retry_timer = tp->retry_timer,
+        .resp_bh = tp->resp_bh,
         .prev_op = SOFTHCA_OP_SEND_ONLY,
     };
 }
@@ -176,6 +184,9 @@ void softhca_tp_destroy(SofthcaState *s, SofthcaQp *qp)
 {
     if (qp->tp.retry_timer) {
         timer_free(qp->tp.retry_timer);
+    }
+    if (qp->tp.resp_bh) {
+        qemu_bh_delete(qp->tp.resp_bh);
     }
     g_free(qp->tp.ops);
     qp->tp = (SofthcaQpTransport) { 0 };

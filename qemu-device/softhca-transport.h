@@ -39,6 +39,17 @@ typedef struct SofthcaRdAtomic {
     uint32_t first_psn;
     uint32_t npkts;
     uint64_t orig;              /* atomic: the value before */
+    /*
+     * Responses still to send (they go out paced, spec §16): an atomic
+     * ACK, or the READ responses from PSN resume_psn, for len bytes from
+     * va, of which sent are out.
+     */
+    bool pending;
+    uint32_t rkey;
+    uint32_t resume_psn;
+    uint32_t sent;
+    uint64_t va;
+    uint64_t len;
 } SofthcaRdAtomic;
 
 typedef struct SofthcaQpTransport {
@@ -80,6 +91,8 @@ typedef struct SofthcaQpTransport {
     uint64_t write_len;
     SofthcaRdAtomic rd[SOFTHCA_MAX_QP_RD_ATOM];
     uint32_t rd_next;
+    bool ack_defer;             /* an ACK waits behind pending responses */
+    QEMUBH *resp_bh;            /* sends the rest of the pending responses */
 } SofthcaQpTransport;
 
 #endif /* HW_SOFTHCA_TRANSPORT_H */

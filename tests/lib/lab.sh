@@ -50,3 +50,76 @@ verbs_pair() {
 	*) pair 2 1 "$tool -d $dev -g $g2 $*" "$tool -d $dev -g $g1 $* 10.0.0.2" ;;
 	esac
 }
+
+# Like pair, but the client runs in the background too, so that it may take
+# longer than one exec allows: both must be done within $5 seconds.
+pair_long() {	# server-node client-node server-command client-command seconds
+	local s=$1 c=$2 t rc=1 deadline=$((SECONDS + $5))
+	"$lab" exec -b "$s" -- sh -c "rm -f /tmp/srv.rc; $3 > /tmp/srv.log 2>&1; echo \$? > /tmp/srv.rc"
+	for t in $(seq 40); do
+		on "$s" -- sh -c 'ss -ltn | grep -q :18515' && break
+		sleep 0.5
+	done
+	"$lab" exec -b "$c" -- sh -c "rm -f /tmp/cli.rc; $4 > /tmp/cli.log 2>&1; echo \$? > /tmp/cli.rc"
+	while [ "$SECONDS" -lt "$deadline" ]; do
+		on "$c" -- test -e /tmp/cli.rc && on "$s" -- test -e /tmp/srv.rc && break
+		sleep 1
+	done
+	on "$c" -- cat /tmp/cli.log
+	echo "--- server on node $s:"
+	on "$s" -- cat /tmp/srv.log
+	[ "$(on "$c" -- cat /tmp/cli.rc 2>/dev/null)" = 0 ] &&
+		[ "$(on "$s" -- cat /tmp/srv.rc 2>/dev/null)" = 0 ] && rc=0
+	[ "$rc" = 0 ] || echo "client or server failed or not done after $5 s"
+	return "$rc"
+}
+
+# A verbs tool between a server and a client node that may have different
+# devices (e.g. softhca0 and rxe0), over their IPv4 GIDs, or IPv6 ones if
+# $1 is 6.  With PAIR_TIMEOUT set, runs both in the background (pair_long).
+#   dev_pair family server-node server-dev client-node client-dev tool args...
+dev_pair() {
+	local family=$1 s=$2 sdev=$3 c=$4 cdev=$5 tool=$6 pre=4 gs gc as ac flag=-g
+	shift 6
+	[ "$family" = 6 ] && pre=6
+	if [ "$pre" = 6 ]; then
+		as=fd00::$s ac=fd00::$c
+	else
+		as=::ffff:10.0.0.$s ac=::ffff:10.0.0.$c
+	fi
+	gs=$(gid_index "$s" "$sdev" "$as") && gc=$(gid_index "$c" "$cdev" "$ac") &&
+		[ -n "$gs" ] && [ -n "$gc" ] || { echo "no GID for $as or $ac"; return 1; }
+	case $tool in ib_*) flag="-F -x" ;; esac
+	if [ -n "${PAIR_TIMEOUT:-}" ]; then
+		pair_long "$s" "$c" "$tool -d $sdev $flag $gs $*" \
+			"$tool -d $cdev $flag $gc $* 10.0.0.$s" "$PAIR_TIMEOUT"
+	else
+		pair "$s" "$c" "$tool -d $sdev $flag $gs $*" "$tool -d $cdev $flag $gc $* 10.0.0.$s"
+	fi
+}
+
+# Node $1's RDMA port counter $2 (rdma stat show), e.g. rx_packets.
+port_counter() {
+	on "$1" -- rdma stat show | awk -v k="$2" '$1 == k { print $2; exit }'
+}
+
+# Set both nodes' (1 and 2) netdev MTU to $1 and wait until device $2 (on
+# node 1; $3 on node 2, default the same) reports active_mtu $4.
+set_link_mtu() {	# netdev-mtu dev1 dev2 active-mtu
+	local i t dev
+	for i in 1 2; do
+		on "$i" -- ip link set eth0 mtu "$1" || return 1
+	done
+	for i in 1 2; do
+		dev=$2
+		[ "$i" = 2 ] && dev=$3
+		for t in $(seq 40); do
+			on "$i" -- ibv_devinfo -d "$dev" |
+				grep -Eq "active_mtu:[[:space:]]+$4 " && continue 2
+			sleep 0.5
+		done
+		echo "node $i $dev: active_mtu is not $4"
+		on "$i" -- ibv_devinfo -d "$dev"
+		return 1
+	done
+}
