@@ -44,6 +44,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "guest-util.h"
+
 #define BUF_SIZE	(1 << 20)
 #define QP_TIMEOUT	10
 #define RETRY_CNT	3
@@ -106,20 +108,8 @@ static double now(void)
 
 static void xfer(void *p, size_t len, bool out)
 {
-	uint8_t *b = p;
-
-	while (len) {
-		ssize_t n = out ? send(sock, b, len, MSG_NOSIGNAL) :
-				  recv(sock, b, len, 0);
-
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			die("peer socket: %s", n ? strerror(errno) : "closed");
-		}
-		b += n;
-		len -= n;
-	}
+	if (guest_xfer(sock, p, len, out))
+		die("peer socket: %s", strerror(errno));
 }
 
 /* Both sides reach the same point. */
@@ -171,13 +161,9 @@ static void tcp_setup(void)
 
 static void setup(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_port_attr port;
 
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), dev_name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	ctx = guest_open_device(dev_name);
 	if (!ctx)
 		die("cannot open %s", dev_name);
 	if (ibv_query_port(ctx, 1, &port) ||

@@ -41,6 +41,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "guest-util.h"
+
 #define PAGE		4096
 #define MAX_SGES	4
 #define GUARD		16
@@ -376,18 +378,6 @@ static void plan_round(const struct ctx *c, struct round *r, unsigned int i)
 
 /* --- verbs set-up -------------------------------------------------------- */
 
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
-
 static void setup(struct ctx *c)
 {
 	struct ibv_qp_init_attr init = {
@@ -412,7 +402,7 @@ static void setup(struct ctx *c)
 	struct ibv_port_attr port;
 	union ibv_gid gid;
 
-	c->ctx = open_dev(o.dev);
+	c->ctx = guest_open_device(o.dev);
 	if (!c->ctx)
 		die("cannot open %s", o.dev);
 	if (ibv_query_port(c->ctx, 1, &port))
@@ -502,20 +492,8 @@ static void connect_qp(struct ctx *c)
 
 static void xfer(int fd, void *p, size_t len, bool send_it)
 {
-	uint8_t *b = p;
-
-	while (len) {
-		ssize_t n = send_it ? send(fd, b, len, MSG_NOSIGNAL) :
-				      recv(fd, b, len, 0);
-
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			die("peer socket: %s", n ? strerror(errno) : "closed");
-		}
-		b += n;
-		len -= n;
-	}
+	if (guest_xfer(fd, p, len, send_it))
+		die("peer socket: %s", strerror(errno));
 }
 
 static void tx(int fd, const void *p, size_t len)

@@ -15,6 +15,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "guest-util.h"
+
 #define NUM_PDS 64
 
 static int failures;
@@ -28,18 +30,6 @@ static int failures;
 			failures++;                                     \
 		}                                                       \
 	} while (0)
-
-static struct ibv_context *open_by_name(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 static void check_device(struct ibv_context *ctx)
 {
@@ -104,8 +94,8 @@ int main(int argc, char **argv)
 	const char *gid = argc > 2 ? argv[2] : NULL;
 	struct ibv_context *ctx, *ctx2;
 
-	ctx = open_by_name(name);
-	ctx2 = open_by_name(name);
+	ctx = guest_open_device(name);
+	ctx2 = guest_open_device(name);
 	if (!ctx || !ctx2) {
 		printf("FAIL cannot open %s twice\n", name);
 		return 1;

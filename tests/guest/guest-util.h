@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Pieces shared by the programs that run in the guests (tests/guest).
+ */
+#ifndef SOFTHCA_GUEST_UTIL_H
+#define SOFTHCA_GUEST_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <infiniband/verbs.h>
+
+/* Open the RDMA device called name; NULL if there is none. */
+struct ibv_context *guest_open_device(const char *name);
+
+/*
+ * Send (out) or receive exactly len bytes on a stream socket: 0, or -1
+ * with errno set (ECONNRESET when the peer closed it).
+ */
+int guest_xfer(int fd, void *buf, size_t len, bool out);
+
+#endif
