@@ -36,19 +36,9 @@ pair() {	# server-node client-node server-command client-command
 # A verbs tool between node 2 (server) and node 1 (client) on device $2,
 # over the nodes' IPv4 GIDs, or IPv6 ones if $1 is 6: family dev tool args...
 verbs_pair() {
-	local family=$1 dev=$2 tool=$3 g1 g2 a1 a2
-	shift 3
-	if [ "$family" = 6 ]; then
-		a1=fd00::1 a2=fd00::2
-	else
-		a1=::ffff:10.0.0.1 a2=::ffff:10.0.0.2
-	fi
-	g1=$(gid_index 1 "$dev" "$a1") && g2=$(gid_index 2 "$dev" "$a2") &&
-		[ -n "$g1" ] && [ -n "$g2" ] || return 1
-	case $tool in
-	ib_*) pair 2 1 "$tool -d $dev -x $g2 -F $*" "$tool -d $dev -x $g1 -F $* 10.0.0.2" ;;
-	*) pair 2 1 "$tool -d $dev -g $g2 $*" "$tool -d $dev -g $g1 $* 10.0.0.2" ;;
-	esac
+	local family=$1 dev=$2
+	shift 2
+	dev_pair "$family" 2 "$dev" 1 "$dev" "$@"
 }
 
 # Like pair, but the client runs in the background too, so that it may take
@@ -79,10 +69,9 @@ pair_long() {	# server-node client-node server-command client-command seconds
 # $1 is 6.  With PAIR_TIMEOUT set, runs both in the background (pair_long).
 #   dev_pair family server-node server-dev client-node client-dev tool args...
 dev_pair() {
-	local family=$1 s=$2 sdev=$3 c=$4 cdev=$5 tool=$6 pre=4 gs gc as ac flag=-g
+	local family=$1 s=$2 sdev=$3 c=$4 cdev=$5 tool=$6 gs gc as ac flag=-g
 	shift 6
-	[ "$family" = 6 ] && pre=6
-	if [ "$pre" = 6 ]; then
+	if [ "$family" = 6 ]; then
 		as=fd00::$s ac=fd00::$c
 	else
 		as=::ffff:10.0.0.$s ac=::ffff:10.0.0.$c
