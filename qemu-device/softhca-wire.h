@@ -219,9 +219,6 @@ size_t softhca_build_roce(uint8_t *frame, size_t size,
 uint16_t softhca_roce_src_port(uint32_t flow_label, uint32_t lqpn,
                                uint32_t rqpn);
 
-/* CRC-32 of IEEE 802.3 (the zlib convention): start with crc = 0. */
-uint32_t softhca_crc32(uint32_t crc, const void *buf, size_t len);
-
 /*
  * The ICRC of a RoCEv2 frame parsed by softhca_parse_udp() into u, which
  * must have u->payload_len >= SOFTHCA_BTH_LEN + SOFTHCA_ICRC_LEN: a CRC-32

@@ -38,7 +38,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends \
 	build-essential pkg-config ninja-build python3 python3-venv \
-	libglib2.0-dev libpixman-1-dev libslirp-dev flex bison \
+	libglib2.0-dev libpixman-1-dev libslirp-dev zlib1g-dev flex bison \
 	dpkg-dev cmake libnl-3-dev libnl-route-3-dev libudev-dev \
 	cpio gzip xz-utils zstd kmod busybox-static \
 	seabios qemu-system-data ipxe-qemu \

@@ -14,7 +14,7 @@
  * an ICRC, the file is not a whole pcap, or one of the MACs given sent no
  * RoCE frame with a good ICRC; 2 on a usage or I/O error.
  *
- * Built by tests/vm/run against qemu-device/softhca-wire.c with
+ * Built by tests/vm/run against qemu-device/softhca-wire.c and -crc32.c with
  * tests/unit/qemu/osdep.h standing in for QEMU's.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
