@@ -42,6 +42,11 @@
 
 #define SOFTHCA_PORT			1
 
+/* WQE strides, log2 bytes (spec §13.2). */
+#define SOFTHCA_SQ_WQE_SHIFT_MIN	6
+#define SOFTHCA_RQ_WQE_SHIFT_MIN	4
+#define SOFTHCA_WQE_SHIFT_MAX		9
+
 /* Values read once from the identity and limit registers at probe. */
 struct softhca_caps {
 	u32 version;
@@ -65,6 +70,9 @@ struct softhca_caps {
 	u32 page_size_cap;
 	u32 max_mtu;
 	u32 max_aq_log;
+	u32 max_mcast_grp;		/* CAPS.DGRAM, else 0 */
+	u32 max_mcast_qp_attach;
+	u32 max_fast_reg_pages;
 };
 
 /* One outstanding admin command, found again by its cmd_id. */
@@ -162,10 +170,35 @@ struct softhca_pd {
 	u32 pdn;
 };
 
+/* A kernel queue in one DMA-coherent block, described DIRECT (§5.2). */
+struct softhca_kring {
+	void *buf;
+	dma_addr_t dma;
+	size_t bytes;		/* whole pages */
+};
+
 struct softhca_cq {
 	struct ib_cq ibcq;
 	u32 cqn;
 	struct ib_umem *umem;	/* CQE ring and record, user memory */
+	/* kernel CQs only: the ring, its record and the consumer */
+	struct softhca_kring ring;
+	struct shca_cq_record *record;
+	u32 log_size;
+	u32 ci;			/* CQEs consumed, free-running */
+	/* serializes pollers and the cleaning of a destroyed QP's CQEs */
+	spinlock_t lock;
+};
+
+/* A kernel send or receive queue. */
+struct softhca_wq {
+	struct softhca_kring ring;
+	u32 log_size;
+	u8 wqe_shift;
+	u32 pi;			/* WQEs posted, free-running */
+	u32 ci;			/* WQEs completed; written by the poller */
+	/* serializes posters */
+	spinlock_t lock;
 };
 
 struct softhca_qp {
@@ -174,11 +207,26 @@ struct softhca_qp {
 	enum ib_sig_type sq_sig_type;
 	struct ib_umem *sq_umem;
 	struct ib_umem *rq_umem;	/* NULL for a QP without an RQ */
+	/* kernel QPs only */
+	struct softhca_wq sq;
+	struct softhca_wq rq;	/* ring.buf NULL: no RQ */
 };
 
 struct softhca_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;	/* NULL for a DMA MR */
+	/* fast-registration MRs only (spec §18) */
+	__le64 *page_list;	/* one page of page addresses */
+	dma_addr_t page_list_dma;
+	u32 max_pages;
+	u32 npages;		/* filled by map_mr_sg */
+	u32 hw_key;		/* the key the device knows, for DEREG_MR */
+};
+
+/* An address handle exists only in software: its AV goes in each WQE. */
+struct softhca_ah {
+	struct ib_ah ibah;
+	struct shca_av av;
 };
 
 /*
@@ -234,9 +282,25 @@ static inline struct softhca_mr *to_smr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct softhca_mr, ibmr);
 }
 
+static inline struct softhca_ah *to_sah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct softhca_ah, ibah);
+}
+
 static inline bool softhca_has_qp(struct softhca_dev *sdev)
 {
 	return sdev->caps.caps & SHCA_CAP_QP;
+}
+
+/* UD and GSI QPs, multicast, fast registration (spec §17, §18). */
+static inline bool softhca_has_dgram(struct softhca_dev *sdev)
+{
+	return softhca_has_qp(sdev) && (sdev->caps.caps & SHCA_CAP_DGRAM);
+}
+
+static inline bool softhca_qp_is_dgram(const struct ib_qp *ibqp)
+{
+	return ibqp->qp_type == IB_QPT_UD || ibqp->qp_type == IB_QPT_GSI;
 }
 
 static inline struct softhca_user_mmap_entry *
@@ -298,7 +362,7 @@ int softhca_cmd_create_eq(struct softhca_dev *sdev, u32 eqn, u16 vector,
 			  u8 log_size, dma_addr_t addr, u8 page_shift);
 int softhca_cmd_destroy_eq(struct softhca_dev *sdev, u32 eqn);
 int softhca_cmd_set_gid(struct softhca_dev *sdev, u32 index, const u8 *gid);
-int softhca_cmd_alloc_pd(struct softhca_dev *sdev, u32 *pdn);
+int softhca_cmd_alloc_pd(struct softhca_dev *sdev, u32 uctx, u32 *pdn);
 int softhca_cmd_dealloc_pd(struct softhca_dev *sdev, u32 pdn);
 int softhca_cmd_alloc_uctx(struct softhca_dev *sdev, u32 *uctx);
 int softhca_cmd_dealloc_uctx(struct softhca_dev *sdev, u32 uctx);
@@ -317,6 +381,8 @@ int softhca_cmd_reg_mr(struct softhca_dev *sdev,
 		       const struct softhca_reg_mr_params *params, u32 *key);
 int softhca_cmd_dereg_mr(struct softhca_dev *sdev, u32 key);
 int softhca_cmd_query_stats(struct softhca_dev *sdev, dma_addr_t addr);
+int softhca_cmd_mcast(struct softhca_dev *sdev, u8 opcode, u32 qpn,
+		      const u8 *gid);
 
 /* softhca_eq.c */
 int softhca_eq_init(struct softhca_dev *sdev);
@@ -330,6 +396,9 @@ int softhca_pbl_build(struct softhca_dev *sdev, struct softhca_pbl *pbl,
 void softhca_pbl_free(struct softhca_dev *sdev, struct softhca_pbl *pbl);
 struct ib_umem *softhca_ring_pin(struct softhca_dev *sdev, u64 addr, u64 size,
 				 struct softhca_pbl *pbl);
+int softhca_kring_alloc(struct softhca_dev *sdev, struct softhca_kring *ring,
+			size_t bytes, struct shca_buf_desc *desc);
+void softhca_kring_free(struct softhca_dev *sdev, struct softhca_kring *ring);
 
 /* softhca_netdev.c */
 int softhca_netdev_init(struct softhca_dev *sdev);
@@ -366,9 +435,27 @@ bool softhca_udata_req_ok(struct ib_device *ibdev, struct ib_udata *udata);
 int softhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		      struct uverbs_attr_bundle *attrs);
 int softhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+void softhca_cq_event(struct softhca_dev *sdev, u32 cqn, u8 type);
+
+/* softhca_kcq.c */
+int softhca_kcq_init(struct softhca_dev *sdev, struct softhca_cq *cq,
+		     u32 log_size, struct shca_buf_desc *desc);
+void softhca_kcq_discard(struct softhca_cq *cq, u32 qpn);
 int softhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int softhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
-void softhca_cq_event(struct softhca_dev *sdev, u32 cqn, u8 type);
+
+/* softhca_kqp.c */
+int softhca_kqp_init(struct softhca_dev *sdev, struct softhca_qp *qp,
+		     struct ib_qp_init_attr *init_attr,
+		     struct softhca_create_qp_params *params,
+		     struct shca_buf_desc *sq, struct shca_buf_desc *rq);
+void softhca_kqp_free(struct softhca_dev *sdev, struct softhca_qp *qp);
+void softhca_kqp_discard(struct softhca_qp *qp);
+void softhca_kqp_reset(struct softhca_qp *qp);
+int softhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad_wr);
+int softhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
 
 /* softhca_qp.c */
 int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
@@ -378,11 +465,23 @@ int softhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 int softhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		     int attr_mask, struct ib_qp_init_attr *init_attr);
 int softhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
-int softhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		      const struct ib_send_wr **bad_wr);
-int softhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		      const struct ib_recv_wr **bad_wr);
+size_t softhca_sq_header(enum ib_qp_type type);
+void softhca_qp_set_cap(struct softhca_dev *sdev, struct softhca_qp *qp,
+			struct ib_qp_init_attr *init_attr, u8 sq_log_size,
+			u8 sq_wqe_shift, u8 rq_log_size, u8 rq_wqe_shift);
 void softhca_qp_event(struct softhca_dev *sdev, u32 qpn, u8 type);
+
+/* softhca_ah.c */
+int softhca_av_from_ah_attr(struct softhca_dev *sdev,
+			    const struct rdma_ah_attr *ah_attr,
+			    struct shca_av *av);
+int softhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		      struct ib_udata *udata);
+int softhca_destroy_ah(struct ib_ah *ibah, u32 flags);
+
+/* softhca_mcast.c */
+int softhca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int softhca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 
 /* softhca_mr.c */
 u32 softhca_access_to_hw(int ib_access);
@@ -392,6 +491,10 @@ struct ib_mr *softhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				  u64 virt_addr, int access_flags,
 				  struct ib_udata *udata);
 int softhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *softhca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
+			       u32 max_num_sg);
+int softhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		      unsigned int *sg_offset);
 
 /* softhca_stats.c */
 struct rdma_hw_stats *softhca_alloc_hw_port_stats(struct ib_device *ibdev,

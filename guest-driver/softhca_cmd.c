@@ -69,9 +69,14 @@ int softhca_cmd_set_gid(struct softhca_dev *sdev, u32 index, const u8 *gid)
 	return softhca_aq_exec(sdev, &cmd, NULL);
 }
 
-int softhca_cmd_alloc_pd(struct softhca_dev *sdev, u32 *pdn)
+/* A PD of the user context @uctx (0: the kernel's). */
+int softhca_cmd_alloc_pd(struct softhca_dev *sdev, u32 uctx, u32 *pdn)
 {
-	return softhca_cmd_alloc(sdev, SHCA_AQ_ALLOC_PD, pdn);
+	struct shca_aq_entry cmd;
+
+	softhca_cmd_init(&cmd, SHCA_AQ_ALLOC_PD);
+	cmd.handle.handle = cpu_to_le32(uctx);
+	return softhca_aq_exec(sdev, &cmd, pdn);
 }
 
 int softhca_cmd_dealloc_pd(struct softhca_dev *sdev, u32 pdn)
@@ -191,5 +196,17 @@ int softhca_cmd_query_stats(struct softhca_dev *sdev, dma_addr_t addr)
 
 	softhca_cmd_init(&cmd, SHCA_AQ_QUERY_STATS);
 	cmd.query_stats.addr = cpu_to_le64(addr);
+	return softhca_aq_exec(sdev, &cmd, NULL);
+}
+
+/* Spec §17.3: ATTACH_MCAST or DETACH_MCAST of @qpn and the group @gid. */
+int softhca_cmd_mcast(struct softhca_dev *sdev, u8 opcode, u32 qpn,
+		      const u8 *gid)
+{
+	struct shca_aq_entry cmd;
+
+	softhca_cmd_init(&cmd, opcode);
+	cmd.mcast.qpn = cpu_to_le32(qpn);
+	memcpy(cmd.mcast.gid, gid, sizeof(cmd.mcast.gid));
 	return softhca_aq_exec(sdev, &cmd, NULL);
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * Completion queues (spec §13.1).  A user CQ's ring lives in the process's
- * memory: the driver pins it, describes it to the device and delivers the
- * COMPLETION and CQ_ERROR events of its EQ.  Kernel CQs come with kernel
- * verbs, later.
+ * Completion queues (spec §13.1): creation, destruction and the
+ * COMPLETION and CQ_ERROR events of the EQ.  A user CQ's ring lives in the
+ * process's memory, which the driver pins and describes to the device; a
+ * kernel CQ's ring is coherent memory, polled by softhca_kcq.c.
  */
 
 #include <rdma/ib_umem.h>
@@ -49,27 +49,15 @@ static int softhca_cq_check(struct softhca_dev *sdev,
 	return 0;
 }
 
-int softhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		      struct uverbs_attr_bundle *attrs)
+/* Pin the ring of a user CQ; the caller frees @pbl after CREATE_CQ. */
+static int softhca_ucq_init(struct softhca_dev *sdev, struct softhca_cq *cq,
+			    const struct ib_cq_init_attr *attr,
+			    struct ib_udata *udata, struct softhca_pbl *pbl,
+			    u32 *log_size)
 {
-	struct softhca_dev *sdev = to_sdev(ibcq->device);
-	struct softhca_ibv_create_cq_resp resp = {};
 	struct softhca_ibv_create_cq req;
-	struct softhca_cq *cq = to_scq(ibcq);
-	struct softhca_ucontext *uctx;
-	struct softhca_pbl pbl;
-	struct ib_udata *udata;
 	int err;
 
-	/* Kernel CQs (ib_mad's among them) need kernel verbs: not yet. */
-	if (!attrs || !softhca_has_qp(sdev))
-		return -EOPNOTSUPP;
-	if (attr->flags)
-		return -EOPNOTSUPP;
-
-	udata = &attrs->driver_udata;
-	uctx = rdma_udata_to_drv_context(udata, struct softhca_ucontext,
-					 ibucontext);
 	err = softhca_copy_req(&sdev->ibdev, udata, &req, sizeof(req));
 	if (err)
 		return err;
@@ -77,12 +65,65 @@ int softhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (err)
 		return err;
 
-	cq->umem = softhca_ring_pin(sdev, req.buf_addr, req.buf_size, &pbl);
-	if (IS_ERR(cq->umem))
-		return PTR_ERR(cq->umem);
+	cq->umem = softhca_ring_pin(sdev, req.buf_addr, req.buf_size, pbl);
+	if (IS_ERR(cq->umem)) {
+		err = PTR_ERR(cq->umem);
+		cq->umem = NULL;
+		return err;
+	}
+	*log_size = req.log_size;
+	return 0;
+}
 
-	err = softhca_cmd_create_cq(sdev, uctx->uctx, sdev->eq.eqn,
-				    req.log_size, &pbl.desc, &cq->cqn);
+/* The ring of a kernel CQ: room for @cqe entries, at least two. */
+static int softhca_kcq_create(struct softhca_dev *sdev, struct softhca_cq *cq,
+			      const struct ib_cq_init_attr *attr,
+			      struct shca_buf_desc *desc, u32 *log_size)
+{
+	if (attr->cqe < 1 || attr->cqe > sdev->caps.max_cqe) {
+		ibdev_dbg(&sdev->ibdev, "create_cq: %d CQEs, max %u\n",
+			  attr->cqe, sdev->caps.max_cqe);
+		return -EINVAL;
+	}
+
+	*log_size = max_t(u32, order_base_2(attr->cqe), SHCA_RING_LOG_MIN);
+	return softhca_kcq_init(sdev, cq, *log_size, desc);
+}
+
+static void softhca_cq_release(struct softhca_dev *sdev, struct softhca_cq *cq)
+{
+	ib_umem_release(cq->umem);
+	softhca_kring_free(sdev, &cq->ring);
+}
+
+int softhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		      struct uverbs_attr_bundle *attrs)
+{
+	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
+	struct softhca_dev *sdev = to_sdev(ibcq->device);
+	struct softhca_ibv_create_cq_resp resp = {};
+	struct softhca_cq *cq = to_scq(ibcq);
+	struct softhca_ucontext *uctx;
+	struct softhca_pbl pbl = {};
+	struct shca_buf_desc kdesc;
+	u32 log_size;
+	int err;
+
+	if (!softhca_has_qp(sdev) || attr->flags)
+		return -EOPNOTSUPP;
+
+	uctx = rdma_udata_to_drv_context(udata, struct softhca_ucontext,
+					 ibucontext);
+	if (uctx)
+		err = softhca_ucq_init(sdev, cq, attr, udata, &pbl, &log_size);
+	else
+		err = softhca_kcq_create(sdev, cq, attr, &kdesc, &log_size);
+	if (err)
+		return err;
+
+	err = softhca_cmd_create_cq(sdev, uctx ? uctx->uctx : 0, sdev->eq.eqn,
+				    log_size, uctx ? &pbl.desc : &kdesc,
+				    &cq->cqn);
 	softhca_pbl_free(sdev, &pbl);
 	if (err) {
 		ibdev_dbg(&sdev->ibdev, "CREATE_CQ failed: %d\n", err);
@@ -99,11 +140,13 @@ int softhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		goto err_destroy;
 	}
 
-	ibcq->cqe = BIT(req.log_size);
-	resp.cqn = cq->cqn;
-	err = softhca_copy_resp(udata, &resp, sizeof(resp));
-	if (err)
-		goto err_erase;
+	ibcq->cqe = BIT(log_size);
+	if (uctx) {
+		resp.cqn = cq->cqn;
+		err = softhca_copy_resp(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_erase;
+	}
 
 	return 0;
 
@@ -114,7 +157,7 @@ err_destroy:
 		return err;	/* the device may still write: keep the pages */
 	softhca_eq_sync(sdev);
 err_release:
-	ib_umem_release(cq->umem);
+	softhca_cq_release(sdev, cq);
 	return err;
 }
 
@@ -127,7 +170,7 @@ int softhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	xa_erase(&sdev->cqs, cq->cqn);
 	err = softhca_cmd_destroy_cq(sdev, cq->cqn);
 	if (err) {
-		/* ib_core frees the CQ anyway; its ring stays pinned. */
+		/* ib_core frees the CQ anyway; its ring stays allocated. */
 		ibdev_err_ratelimited(&sdev->ibdev,
 				      "DESTROY_CQ %u failed: %d, leaking its ring\n",
 				      cq->cqn, err);
@@ -136,19 +179,8 @@ int softhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 
 	/* No event handler uses the CQ once this returns. */
 	softhca_eq_sync(sdev);
-	ib_umem_release(cq->umem);
+	softhca_cq_release(sdev, cq);
 	return 0;
-}
-
-/* User CQs are polled and armed by the provider, through its doorbell. */
-int softhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
-{
-	return -EOPNOTSUPP;
-}
-
-int softhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
-{
-	return -EOPNOTSUPP;
 }
 
 /* COMPLETION and CQ_ERROR events; called with the EQ lock held. */

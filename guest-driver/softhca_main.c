@@ -40,9 +40,9 @@ static const struct ib_device_ops softhca_dev_ops = {
 	.dealloc_ucontext = softhca_dealloc_ucontext,
 	.del_gid = softhca_del_gid,
 	.dereg_mr = softhca_dereg_mr,
-	.disassociate_ucontext = softhca_disassociate_ucontext,
 	.destroy_cq = softhca_destroy_cq,
 	.destroy_qp = softhca_destroy_qp,
+	.disassociate_ucontext = softhca_disassociate_ucontext,
 	.get_dma_mr = softhca_get_dma_mr,
 	.get_link_layer = softhca_get_link_layer,
 	.get_port_immutable = softhca_get_port_immutable,
@@ -64,6 +64,19 @@ static const struct ib_device_ops softhca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_pd, softhca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, softhca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, softhca_ucontext, ibucontext),
+};
+
+/* Address handles, multicast and fast registration: CAPS.DGRAM. */
+static const struct ib_device_ops softhca_dgram_ops = {
+	.alloc_mr = softhca_alloc_mr,
+	.attach_mcast = softhca_attach_mcast,
+	.create_ah = softhca_create_ah,
+	.create_user_ah = softhca_create_ah,
+	.destroy_ah = softhca_destroy_ah,
+	.detach_mcast = softhca_detach_mcast,
+	.map_mr_sg = softhca_map_mr_sg,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, softhca_ah, ibah),
 };
 
 /* The counters of QUERY_STATS come with CAPS.QP. */
@@ -98,6 +111,14 @@ static void softhca_read_caps(struct softhca_dev *sdev)
 	caps->page_size_cap = softhca_rd32(sdev, SHCA_REG_PAGE_SIZE_CAP);
 	caps->max_mtu = softhca_rd32(sdev, SHCA_REG_MAX_MTU);
 	caps->max_aq_log = softhca_rd32(sdev, SHCA_REG_MAX_AQ_LOG);
+	if (softhca_has_dgram(sdev)) {
+		caps->max_mcast_grp = softhca_rd32(sdev, SHCA_REG_MAX_MCAST_GRP);
+		caps->max_mcast_qp_attach =
+			softhca_rd32(sdev, SHCA_REG_MAX_MCAST_QP_ATTACH);
+		caps->max_fast_reg_pages =
+			min(softhca_rd32(sdev, SHCA_REG_MAX_FAST_REG_PAGES),
+			    SHCA_BUF_LIST_MAX);
+	}
 
 	/* Honest limits: objects this device cannot create yet count 0. */
 	if (!(caps->caps & SHCA_CAP_QP)) {
@@ -198,6 +219,8 @@ static int softhca_ib_register(struct softhca_dev *sdev)
 	ib_set_device_ops(ibdev, &softhca_dev_ops);
 	if (softhca_has_qp(sdev))
 		ib_set_device_ops(ibdev, &softhca_stats_ops);
+	if (softhca_has_dgram(sdev))
+		ib_set_device_ops(ibdev, &softhca_dgram_ops);
 
 	err = ib_device_set_netdev(ibdev, ndev, SOFTHCA_PORT);
 	if (err)

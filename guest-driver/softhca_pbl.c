@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * Describing pinned memory to the device (spec §5.2, §13.3): the page size,
- * and a buffer descriptor that is DIRECT for one page, a one-level list of
- * up to SHCA_BUF_LIST_MAX pages, or (MRs only) a two-level LIST2.
+ * Describing memory to the device (spec §5.2, §13.3): the page size,
+ * and for pinned user memory a buffer descriptor that is DIRECT for one
+ * page, a one-level list of up to SHCA_BUF_LIST_MAX pages, or (MRs only) a
+ * two-level LIST2; kernel queues are one contiguous DIRECT block.
  */
 
 #include <linux/dma-mapping.h>
@@ -166,4 +167,36 @@ struct ib_umem *softhca_ring_pin(struct softhca_dev *sdev, u64 addr, u64 size,
 err_release:
 	ib_umem_release(umem);
 	return ERR_PTR(err);
+}
+
+/*
+ * A kernel queue: one DMA-coherent block, hence physically contiguous and
+ * page aligned, described DIRECT in pages of PAGE_SIZE.
+ */
+int softhca_kring_alloc(struct softhca_dev *sdev, struct softhca_kring *ring,
+			size_t bytes, struct shca_buf_desc *desc)
+{
+	ring->bytes = PAGE_ALIGN(bytes);
+	if (ring->bytes >> PAGE_SHIFT > SHCA_BUF_LIST_MAX)
+		return -EINVAL;
+
+	ring->buf = dma_alloc_coherent(&sdev->pdev->dev, ring->bytes,
+				       &ring->dma, GFP_KERNEL);
+	if (!ring->buf)
+		return -ENOMEM;
+
+	memset(desc, 0, sizeof(*desc));
+	desc->addr = cpu_to_le64(ring->dma);
+	desc->npages = cpu_to_le32(ring->bytes >> PAGE_SHIFT);
+	desc->page_shift = PAGE_SHIFT;
+	desc->flags = SHCA_BUF_DIRECT;
+	return 0;
+}
+
+void softhca_kring_free(struct softhca_dev *sdev, struct softhca_kring *ring)
+{
+	if (!ring->buf)
+		return;
+	dma_free_coherent(&sdev->pdev->dev, ring->bytes, ring->buf, ring->dma);
+	ring->buf = NULL;
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * Queue pairs (spec §13.2): RC and UC QPs of user contexts, whose send and
- * receive rings live in the process's memory.  Attributes travel to and
- * from the device as a 64-byte struct shca_qp_attr in coherent memory; the
- * device enforces the state machine, ib_modify_qp_is_ok() checks first.
+ * Queue pairs (spec §13.2, §17): RC, UC and UD QPs of user contexts, whose
+ * send and receive rings live in the process's memory, and RC, UC, UD and
+ * GSI QPs of the kernel, whose rings softhca_kqp.c keeps.  Attributes
+ * travel to and from the device as a 64-byte struct shca_qp_attr in
+ * coherent memory; the device enforces the state machine,
+ * ib_modify_qp_is_ok() checks first.
  */
 
 #include <linux/dma-mapping.h>
@@ -22,11 +24,6 @@ static_assert((int)SHCA_QPS_RTS == (int)IB_QPS_RTS);
 static_assert((int)SHCA_QPS_SQD == (int)IB_QPS_SQD);
 static_assert((int)SHCA_QPS_SQE == (int)IB_QPS_SQE);
 static_assert((int)SHCA_QPS_ERR == (int)IB_QPS_ERR);
-
-/* WQE strides (spec §13.2) and the fixed part of each WQE. */
-#define SOFTHCA_SQ_WQE_SHIFT_MIN	6
-#define SOFTHCA_RQ_WQE_SHIFT_MIN	4
-#define SOFTHCA_WQE_SHIFT_MAX		11
 
 /* PSNs are 24 bits (spec §16). */
 #define SOFTHCA_PSN_MASK		GENMASK(23, 0)
@@ -67,16 +64,25 @@ static void softhca_qp_attr_free(struct softhca_dev *sdev,
 			  buf->dma);
 }
 
-/* The largest number of SGEs (or inline bytes) a WQE stride leaves room for. */
+/* The largest number of SGEs a WQE stride leaves room for. */
 static u32 softhca_wqe_sges(u8 shift, size_t header, u32 max)
 {
 	return min_t(u32, (BIT(shift) - header) / sizeof(struct shca_sge), max);
+}
+
+/* The send WQE header, and the AV of a datagram QP's (spec §15). */
+size_t softhca_sq_header(enum ib_qp_type type)
+{
+	if (type == IB_QPT_UD || type == IB_QPT_GSI)
+		return sizeof(struct shca_send_wqe) + sizeof(struct shca_av);
+	return sizeof(struct shca_send_wqe);
 }
 
 static int softhca_qp_check(struct softhca_dev *sdev,
 			    struct ib_qp_init_attr *init_attr,
 			    const struct softhca_ibv_create_qp *req)
 {
+	size_t sq_header = softhca_sq_header(init_attr->qp_type);
 	struct softhca_caps *caps = &sdev->caps;
 	struct ib_qp_cap *cap = &init_attr->cap;
 	struct ib_device *ibdev = &sdev->ibdev;
@@ -102,10 +108,9 @@ static int softhca_qp_check(struct softhca_dev *sdev,
 	    req->sq_log_size > 31 ||
 	    BIT(req->sq_log_size) < cap->max_send_wr ||
 	    BIT(req->sq_log_size) > caps->max_qp_wr ||
-	    softhca_wqe_sges(req->sq_wqe_shift, sizeof(struct shca_send_wqe),
-			     U32_MAX) < cap->max_send_sge ||
-	    BIT(req->sq_wqe_shift) - sizeof(struct shca_send_wqe) <
-	    cap->max_inline_data ||
+	    softhca_wqe_sges(req->sq_wqe_shift, sq_header, U32_MAX) <
+	    cap->max_send_sge ||
+	    BIT(req->sq_wqe_shift) - sq_header < cap->max_inline_data ||
 	    req->sq_buf_size < (u64)BIT(req->sq_log_size) << req->sq_wqe_shift) {
 		ibdev_dbg(ibdev, "create_qp: bad SQ 2^%u x 2^%u, %llu bytes\n",
 			  req->sq_log_size, req->sq_wqe_shift, req->sq_buf_size);
@@ -136,22 +141,26 @@ static int softhca_qp_check(struct softhca_dev *sdev,
 	return 0;
 }
 
-/* What the rings can hold, reported back through init_attr->cap. */
-static void softhca_qp_set_cap(struct softhca_dev *sdev, struct softhca_qp *qp,
-			       const struct softhca_ibv_create_qp *req,
-			       struct ib_qp_cap *cap)
+/*
+ * What rings of the given geometry hold (rq_wqe_shift 0: no RQ), reported
+ * back through init_attr->cap; user and kernel QPs alike.
+ */
+void softhca_qp_set_cap(struct softhca_dev *sdev, struct softhca_qp *qp,
+			struct ib_qp_init_attr *init_attr, u8 sq_log_size,
+			u8 sq_wqe_shift, u8 rq_log_size, u8 rq_wqe_shift)
 {
-	u32 sq_room = BIT(req->sq_wqe_shift) - sizeof(struct shca_send_wqe);
+	size_t sq_header = softhca_sq_header(init_attr->qp_type);
+	u32 sq_room = BIT(sq_wqe_shift) - sq_header;
+	struct ib_qp_cap *cap = &init_attr->cap;
 
-	cap->max_send_wr = BIT(req->sq_log_size);
-	cap->max_send_sge = softhca_wqe_sges(req->sq_wqe_shift,
-					     sizeof(struct shca_send_wqe),
+	cap->max_send_wr = BIT(sq_log_size);
+	cap->max_send_sge = softhca_wqe_sges(sq_wqe_shift, sq_header,
 					     sdev->caps.max_sge);
 	cap->max_inline_data = min(sq_room, sdev->caps.max_inline);
-	if (req->rq_buf_size) {
-		cap->max_recv_wr = BIT(req->rq_log_size);
+	if (rq_wqe_shift) {
+		cap->max_recv_wr = BIT(rq_log_size);
 		cap->max_recv_sge =
-			softhca_wqe_sges(req->rq_wqe_shift,
+			softhca_wqe_sges(rq_wqe_shift,
 					 sizeof(struct shca_recv_wqe),
 					 sdev->caps.max_sge);
 	} else {
@@ -159,6 +168,86 @@ static void softhca_qp_set_cap(struct softhca_dev *sdev, struct softhca_qp *qp,
 		cap->max_recv_sge = 0;
 	}
 	qp->cap = *cap;
+	qp->sq_sig_type = init_attr->sq_sig_type;
+}
+
+/*
+ * Pin the rings of a user QP and describe them in @params; the caller
+ * frees the page lists after CREATE_QP.
+ */
+static int softhca_uqp_init(struct softhca_dev *sdev, struct softhca_qp *qp,
+			    struct ib_qp_init_attr *init_attr,
+			    struct ib_udata *udata,
+			    struct softhca_create_qp_params *params,
+			    struct softhca_pbl *sq_pbl,
+			    struct softhca_pbl *rq_pbl)
+{
+	struct softhca_ibv_create_qp req;
+	int err;
+
+	err = softhca_copy_req(&sdev->ibdev, udata, &req, sizeof(req));
+	if (err)
+		return err;
+	err = softhca_qp_check(sdev, init_attr, &req);
+	if (err)
+		return err;
+
+	qp->sq_umem = softhca_ring_pin(sdev, req.sq_buf_addr, req.sq_buf_size,
+				       sq_pbl);
+	if (IS_ERR(qp->sq_umem)) {
+		err = PTR_ERR(qp->sq_umem);
+		qp->sq_umem = NULL;
+		return err;
+	}
+
+	if (req.rq_buf_size) {
+		qp->rq_umem = softhca_ring_pin(sdev, req.rq_buf_addr,
+					       req.rq_buf_size, rq_pbl);
+		if (IS_ERR(qp->rq_umem)) {
+			err = PTR_ERR(qp->rq_umem);
+			qp->rq_umem = NULL;
+			softhca_pbl_free(sdev, sq_pbl);
+			ib_umem_release(qp->sq_umem);
+			qp->sq_umem = NULL;
+			return err;
+		}
+		params->rq = &rq_pbl->desc;
+		params->rq_log_size = req.rq_log_size;
+		params->rq_wqe_shift = req.rq_wqe_shift;
+	}
+
+	params->sq = &sq_pbl->desc;
+	params->sq_log_size = req.sq_log_size;
+	params->sq_wqe_shift = req.sq_wqe_shift;
+	softhca_qp_set_cap(sdev, qp, init_attr, req.sq_log_size,
+			   req.sq_wqe_shift, params->rq_log_size,
+			   params->rq_wqe_shift);
+	return 0;
+}
+
+static void softhca_qp_release(struct softhca_dev *sdev, struct softhca_qp *qp)
+{
+	ib_umem_release(qp->rq_umem);
+	ib_umem_release(qp->sq_umem);
+	softhca_kqp_free(sdev, qp);
+}
+
+/* The device's type for a verbs type it supports, 0 for the others. */
+static u8 softhca_qp_hw_type(struct softhca_dev *sdev, enum ib_qp_type type,
+			     const struct softhca_ucontext *uctx)
+{
+	switch (type) {
+	case IB_QPT_RC:
+		return SHCA_QPT_RC;
+	case IB_QPT_UC:
+		return SHCA_QPT_UC;
+	case IB_QPT_UD:
+		return softhca_has_dgram(sdev) ? SHCA_QPT_UD : 0;
+	case IB_QPT_GSI:
+		return softhca_has_dgram(sdev) && !uctx ? SHCA_QPT_GSI : 0;
+	default:
+		return 0;
+	}
 }
 
 int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
@@ -167,18 +256,19 @@ int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	struct softhca_dev *sdev = to_sdev(ibqp->device);
 	struct softhca_ibv_create_qp_resp resp = {};
 	struct softhca_create_qp_params params = {};
+	struct softhca_pbl sq_pbl = {}, rq_pbl = {};
 	struct softhca_qp *qp = to_sqp(ibqp);
-	struct softhca_pbl sq_pbl, rq_pbl;
-	struct softhca_ibv_create_qp req;
+	struct shca_buf_desc sq_desc, rq_desc;
 	struct softhca_ucontext *uctx;
 	u32 qpn;
 	int err;
 
-	/* Kernel QPs come with kernel verbs, later. */
-	if (!udata || !softhca_has_qp(sdev))
+	if (!softhca_has_qp(sdev))
 		return -EOPNOTSUPP;
-	if (init_attr->qp_type != IB_QPT_RC &&
-	    init_attr->qp_type != IB_QPT_UC) {
+	uctx = rdma_udata_to_drv_context(udata, struct softhca_ucontext,
+					 ibucontext);
+	params.type = softhca_qp_hw_type(sdev, init_attr->qp_type, uctx);
+	if (!params.type) {
 		ibdev_dbg(&sdev->ibdev, "create_qp: type %d not supported\n",
 			  init_attr->qp_type);
 		return -EOPNOTSUPP;
@@ -190,52 +280,33 @@ int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	if (!init_attr->send_cq || !init_attr->recv_cq)
 		return -EINVAL;
 
-	uctx = rdma_udata_to_drv_context(udata, struct softhca_ucontext,
-					 ibucontext);
-	err = softhca_copy_req(&sdev->ibdev, udata, &req, sizeof(req));
+	if (uctx)
+		err = softhca_uqp_init(sdev, qp, init_attr, udata, &params,
+				       &sq_pbl, &rq_pbl);
+	else
+		err = softhca_kqp_init(sdev, qp, init_attr, &params, &sq_desc,
+				       &rq_desc);
 	if (err)
 		return err;
-	err = softhca_qp_check(sdev, init_attr, &req);
-	if (err)
-		return err;
 
-	qp->sq_umem = softhca_ring_pin(sdev, req.sq_buf_addr, req.sq_buf_size,
-				       &sq_pbl);
-	if (IS_ERR(qp->sq_umem))
-		return PTR_ERR(qp->sq_umem);
-
-	qp->rq_umem = NULL;
-	if (req.rq_buf_size) {
-		qp->rq_umem = softhca_ring_pin(sdev, req.rq_buf_addr,
-					       req.rq_buf_size, &rq_pbl);
-		if (IS_ERR(qp->rq_umem)) {
-			err = PTR_ERR(qp->rq_umem);
-			softhca_pbl_free(sdev, &sq_pbl);
-			goto err_release_sq;
-		}
-		params.rq = &rq_pbl.desc;
-		params.rq_log_size = req.rq_log_size;
-		params.rq_wqe_shift = req.rq_wqe_shift;
-	}
-
-	params.uctx = uctx->uctx;
+	params.uctx = uctx ? uctx->uctx : 0;
 	params.pdn = to_spd(ibqp->pd)->pdn;
 	params.send_cqn = to_scq(init_attr->send_cq)->cqn;
 	params.recv_cqn = to_scq(init_attr->recv_cq)->cqn;
-	params.type = init_attr->qp_type == IB_QPT_RC ? SHCA_QPT_RC :
-							SHCA_QPT_UC;
-	params.sq_log_size = req.sq_log_size;
-	params.sq_wqe_shift = req.sq_wqe_shift;
-	params.sq = &sq_pbl.desc;
 	err = softhca_cmd_create_qp(sdev, &params, &qpn);
 	softhca_pbl_free(sdev, &sq_pbl);
-	if (qp->rq_umem)
-		softhca_pbl_free(sdev, &rq_pbl);
+	softhca_pbl_free(sdev, &rq_pbl);
 	if (err) {
 		ibdev_dbg(&sdev->ibdev, "CREATE_QP failed: %d\n", err);
-		goto err_release_rq;
+		goto err_release;
 	}
 	ibqp->qp_num = qpn;
+	if (init_attr->qp_type == IB_QPT_GSI && qpn != 1) {
+		ibdev_err_ratelimited(&sdev->ibdev,
+				      "device gave the GSI QP qpn %u\n", qpn);
+		err = -EIO;
+		goto err_destroy;
+	}
 
 	/* Events of an earlier QP with this number go before it appears. */
 	softhca_eq_sync(sdev);
@@ -247,12 +318,12 @@ int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		goto err_destroy;
 	}
 
-	softhca_qp_set_cap(sdev, qp, &req, &init_attr->cap);
-	qp->sq_sig_type = init_attr->sq_sig_type;
-	resp.qpn = qpn;
-	err = softhca_copy_resp(udata, &resp, sizeof(resp));
-	if (err)
-		goto err_erase;
+	if (uctx) {
+		resp.qpn = qpn;
+		err = softhca_copy_resp(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_erase;
+	}
 
 	return 0;
 
@@ -262,10 +333,8 @@ err_destroy:
 	if (softhca_cmd_destroy_qp(sdev, qpn))
 		return err;	/* the device may still use the rings */
 	softhca_eq_sync(sdev);
-err_release_rq:
-	ib_umem_release(qp->rq_umem);
-err_release_sq:
-	ib_umem_release(qp->sq_umem);
+err_release:
+	softhca_qp_release(sdev, qp);
 	return err;
 }
 
@@ -277,8 +346,10 @@ int softhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	xa_erase(&sdev->qps, ibqp->qp_num);
 	err = softhca_cmd_destroy_qp(sdev, ibqp->qp_num);
+	/* No poller of a kernel CQ uses the QP once this returns. */
+	softhca_kqp_discard(qp);
 	if (err) {
-		/* ib_core frees the QP anyway; its rings stay pinned. */
+		/* ib_core frees the QP anyway; its rings stay allocated. */
 		ibdev_err_ratelimited(&sdev->ibdev,
 				      "DESTROY_QP %u failed: %d, leaking its rings\n",
 				      ibqp->qp_num, err);
@@ -287,43 +358,24 @@ int softhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	/* No event handler uses the QP once this returns. */
 	softhca_eq_sync(sdev);
-	ib_umem_release(qp->rq_umem);
-	ib_umem_release(qp->sq_umem);
+	softhca_qp_release(sdev, qp);
 	return 0;
 }
 
 /* The address vector of a RoCE v2 path (spec §13.2). */
 static int softhca_qp_set_av(struct softhca_dev *sdev, struct ib_qp *ibqp,
 			     const struct rdma_ah_attr *ah_attr, u32 dest_qpn,
-			     struct shca_qp_attr *hw)
+			     struct shca_av *av)
 {
-	const struct ib_global_route *grh;
-	const struct ib_gid_attr *sgid_attr;
+	int err;
 
-	if (ah_attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
-	    !(rdma_ah_get_ah_flags(ah_attr) & IB_AH_GRH)) {
-		ibdev_dbg(&sdev->ibdev, "modify_qp: AV without a GRH\n");
-		return -EINVAL;
-	}
+	err = softhca_av_from_ah_attr(sdev, ah_attr, av);
+	if (err)
+		return err;
 
-	grh = rdma_ah_read_grh(ah_attr);
-	sgid_attr = grh->sgid_attr;
-	if (!sgid_attr || sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP) {
-		ibdev_dbg(&sdev->ibdev, "modify_qp: source GID %u not RoCE v2\n",
-			  grh->sgid_index);
-		return -EINVAL;
-	}
-
-	memcpy(hw->dgid, grh->dgid.raw, sizeof(hw->dgid));
-	memcpy(hw->dmac, ah_attr->roce.dmac, sizeof(hw->dmac));
-	hw->hop_limit = grh->hop_limit;
-	hw->traffic_class = grh->traffic_class;
-	hw->flow_label = cpu_to_le32(grh->flow_label);
-	hw->sgid_index = cpu_to_le16(sgid_attr->index);
 	/* As rdma_rxe does, so that the two choose alike. */
-	hw->udp_sport = cpu_to_le16(rdma_get_udp_sport(grh->flow_label,
-						       ibqp->qp_num,
-						       dest_qpn));
+	av->udp_sport = cpu_to_le16(rdma_get_udp_sport(le32_to_cpu(av->flow_label),
+						       ibqp->qp_num, dest_qpn));
 	return 0;
 }
 
@@ -358,7 +410,7 @@ static int softhca_qp_attr_to_hw(struct softhca_dev *sdev, struct ib_qp *ibqp,
 	}
 	if (mask & IB_QP_AV) {
 		err = softhca_qp_set_av(sdev, ibqp, &attr->ah_attr, dest_qpn,
-					hw);
+					&hw->av);
 		if (err)
 			return err;
 		*hw_mask |= SHCA_QP_ATTR_AV;
@@ -460,6 +512,8 @@ int softhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (err)
 		ibdev_dbg(&sdev->ibdev, "MODIFY_QP %u mask %#x failed: %d\n",
 			  ibqp->qp_num, hw_mask, err);
+	else if (new == IB_QPS_RESET)
+		softhca_kqp_reset(to_sqp(ibqp));
 out:
 	softhca_qp_attr_free(sdev, &buf);
 	return err;
@@ -494,11 +548,11 @@ static void softhca_qp_attr_from_hw(struct softhca_qp *qp,
 
 	ah_attr->type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(ah_attr, SOFTHCA_PORT);
-	memcpy(dgid.raw, hw->dgid, sizeof(dgid.raw));
-	rdma_ah_set_grh(ah_attr, &dgid, le32_to_cpu(hw->flow_label),
-			le16_to_cpu(hw->sgid_index), hw->hop_limit,
-			hw->traffic_class);
-	memcpy(ah_attr->roce.dmac, hw->dmac, sizeof(ah_attr->roce.dmac));
+	memcpy(dgid.raw, hw->av.dgid, sizeof(dgid.raw));
+	rdma_ah_set_grh(ah_attr, &dgid, le32_to_cpu(hw->av.flow_label),
+			le16_to_cpu(hw->av.sgid_index), hw->av.hop_limit,
+			hw->av.traffic_class);
+	memcpy(ah_attr->roce.dmac, hw->av.dmac, sizeof(ah_attr->roce.dmac));
 }
 
 int softhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
@@ -533,21 +587,6 @@ int softhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 out:
 	softhca_qp_attr_free(sdev, &buf);
 	return err;
-}
-
-/* User QPs are posted to by the provider, through its doorbell page. */
-int softhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		      const struct ib_send_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-int softhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		      const struct ib_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
 }
 
 static enum ib_event_type softhca_qp_event_type(u8 type)

@@ -23,16 +23,27 @@ static const struct rdma_stat_desc softhca_stat_descs[] = {
 	[SHCA_STAT_FAULT_DROPPED].name = "fault_dropped",
 	[SHCA_STAT_FAULT_DUPLICATED].name = "fault_duplicated",
 	[SHCA_STAT_FAULT_REORDERED].name = "fault_reordered",
+	[SHCA_STAT_RX_BAD_QKEY].name = "rx_bad_qkey",
+	[SHCA_STAT_RX_NO_RECV_WQE].name = "rx_no_recv_wqe",
+	[SHCA_STAT_RX_BAD_MAD].name = "rx_bad_mad",
 };
 
 static_assert(ARRAY_SIZE(softhca_stat_descs) == SHCA_STAT_COUNT);
 
 #define SOFTHCA_STATS_BYTES	(SHCA_STAT_COUNT * sizeof(__le64))
 
+/* The datagram counters come with CAPS.DGRAM. */
+static u32 softhca_stat_count(struct softhca_dev *sdev)
+{
+	return softhca_has_dgram(sdev) ? SHCA_STAT_COUNT :
+					 SHCA_STAT_RX_BAD_QKEY;
+}
+
 struct rdma_hw_stats *softhca_alloc_hw_port_stats(struct ib_device *ibdev,
 						  u32 port)
 {
-	return rdma_alloc_hw_stats_struct(softhca_stat_descs, SHCA_STAT_COUNT,
+	return rdma_alloc_hw_stats_struct(softhca_stat_descs,
+					  softhca_stat_count(to_sdev(ibdev)),
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
@@ -44,7 +55,9 @@ int softhca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	struct device *dma = &sdev->pdev->dev;
 	dma_addr_t counters_dma;
 	__le64 *counters;
-	int err, i;
+	u32 count = softhca_stat_count(sdev);
+	int err;
+	u32 i;
 
 	counters = dma_alloc_coherent(dma, SOFTHCA_STATS_BYTES, &counters_dma,
 				      GFP_KERNEL);
@@ -57,9 +70,9 @@ int softhca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		goto out;
 	}
 
-	for (i = 0; i < SHCA_STAT_COUNT; i++)
+	for (i = 0; i < count; i++)
 		stats->value[i] = le64_to_cpu(counters[i]);
-	err = SHCA_STAT_COUNT;
+	err = count;
 out:
 	dma_free_coherent(dma, SOFTHCA_STATS_BYTES, counters, counters_dma);
 	return err;

@@ -11,6 +11,7 @@
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "softhca.h"
 #include "softhca-abi.h"
@@ -49,7 +50,6 @@ int softhca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_init_rd_atom = caps->max_qp_rd_atom;
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 0;
-	attr->max_ah = 0;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	if (softhca_has_qp(sdev)) {
@@ -58,6 +58,16 @@ int softhca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->device_cap_flags |= IB_DEVICE_RC_RNR_NAK_GEN;
 	} else {
 		attr->atomic_cap = IB_ATOMIC_NONE;
+	}
+	if (softhca_has_dgram(sdev)) {
+		/* Address handles live in software only. */
+		attr->max_ah = INT_MAX;
+		attr->max_mcast_grp = caps->max_mcast_grp;
+		attr->max_mcast_qp_attach = caps->max_mcast_qp_attach;
+		attr->max_total_mcast_qp_attach =
+			caps->max_mcast_grp * caps->max_mcast_qp_attach;
+		attr->max_fast_reg_page_list_len = caps->max_fast_reg_pages;
+		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 	}
 
 	return 0;
@@ -312,12 +322,16 @@ int softhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct softhca_dev *sdev = to_sdev(ibpd->device);
 	struct softhca_ibv_alloc_pd_resp resp = {};
 	struct softhca_pd *pd = to_spd(ibpd);
+	struct softhca_ucontext *uctx;
 	int err;
 
 	if (udata && !softhca_udata_req_ok(&sdev->ibdev, udata))
 		return -EINVAL;
 
-	err = softhca_cmd_alloc_pd(sdev, &pd->pdn);
+	/* the device keeps a PD to its context's objects */
+	uctx = rdma_udata_to_drv_context(udata, struct softhca_ucontext,
+					 ibucontext);
+	err = softhca_cmd_alloc_pd(sdev, uctx ? uctx->uctx : 0, &pd->pdn);
 	if (err) {
 		ibdev_dbg(&sdev->ibdev, "ALLOC_PD failed: %d\n", err);
 		return err;

@@ -24,12 +24,16 @@ static void softhca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops softhca_ctx_ops = {
 	.alloc_pd = softhca_alloc_pd,
+	.attach_mcast = ibv_cmd_attach_mcast,
+	.create_ah = softhca_create_ah,
 	.create_cq = softhca_create_cq,
 	.create_qp = softhca_create_qp,
 	.dealloc_pd = softhca_dealloc_pd,
 	.dereg_mr = softhca_dereg_mr,
+	.destroy_ah = softhca_destroy_ah,
 	.destroy_cq = softhca_destroy_cq,
 	.destroy_qp = softhca_destroy_qp,
+	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = softhca_free_context,
 	.modify_qp = softhca_modify_qp,
 	.poll_cq = softhca_poll_cq,

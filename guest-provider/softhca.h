@@ -29,6 +29,8 @@ DECLARE_DRV_CMD(softhca_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		softhca_ibv_create_cq, softhca_ibv_create_cq_resp);
 DECLARE_DRV_CMD(softhca_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		softhca_ibv_create_qp, softhca_ibv_create_qp_resp);
+DECLARE_DRV_CMD(softhca_create_ah, IB_USER_VERBS_CMD_CREATE_AH, empty,
+		softhca_ibv_create_ah_resp);
 
 struct softhca_context {
 	struct verbs_context ibvctx;
@@ -123,6 +125,8 @@ int softhca_dealloc_pd(struct ibv_pd *ibpd);
 struct ibv_mr *softhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			      uint64_t hca_va, int access);
 int softhca_dereg_mr(struct verbs_mr *vmr);
+struct ibv_ah *softhca_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr);
+int softhca_destroy_ah(struct ibv_ah *ibah);
 
 /* softhca_cq.c */
 struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,

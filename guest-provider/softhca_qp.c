@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * softhca rdma-core provider: queue pairs (spec §13.2).  The rings live in
- * the process's memory; the driver pins them and the device reads them.
+ * softhca rdma-core provider: queue pairs (spec §13.2, UD §17).  The rings
+ * live in the process's memory; the driver pins them and the device reads
+ * them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -81,10 +82,12 @@ struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
 	struct softhca_create_qp_resp resp = {};
 	struct softhca_create_qp cmd = {};
 	struct ibv_qp_init_attr kattr = *attr;
+	bool dgram = attr->qp_type == IBV_QPT_UD;
 	struct softhca_qp *qp;
 	int err;
 
-	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC) ||
+	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	     !dgram) ||
 	    attr->srq) {
 		verbs_debug(&ctx->ibvctx, "QP type %d%s not supported\n",
 			    attr->qp_type, attr->srq ? " with an SRQ" : "");
@@ -96,7 +99,7 @@ struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
 	if (!qp)
 		return NULL;
 
-	err = softhca_sq_shape(&ctx->lim, &kattr.cap, &qp->sq.shape);
+	err = softhca_sq_shape(&ctx->lim, &kattr.cap, dgram, &qp->sq.shape);
 	if (!err)
 		err = softhca_rq_shape(&ctx->lim, &kattr.cap, &qp->rq.shape);
 	if (err) {
@@ -108,6 +111,7 @@ struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
 		.max_sge = kattr.cap.max_send_sge,
 		.max_inline = kattr.cap.max_inline_data,
 		.sig_all = attr->sq_sig_all,
+		.dgram = dgram,
 	};
 	qp->rq.lim.max_sge = kattr.cap.max_recv_sge;
 

@@ -75,13 +75,15 @@ static int wq_shape(const struct softhca_limits *lim, uint32_t max_wr,
 }
 
 /*
- * The SQ stride holds the 64-byte header and either max_send_sge SGEs or
- * max_inline_data bytes; cap is updated to what the shape really holds.
+ * The SQ stride holds the 64-byte header, on a UD QP the 32-byte AV, and
+ * either max_send_sge SGEs or max_inline_data bytes; cap is updated to what
+ * the shape really holds.
  */
 int softhca_sq_shape(const struct softhca_limits *lim, struct ibv_qp_cap *cap,
-		     struct softhca_wq_shape *shape)
+		     bool dgram, struct softhca_wq_shape *shape)
 {
-	const uint32_t hdr = sizeof(struct shca_send_wqe);
+	const uint32_t hdr = sizeof(struct shca_send_wqe) +
+			     (dgram ? sizeof(struct shca_av) : 0);
 	uint32_t sge_bytes, room;
 	int err;
 
@@ -142,10 +144,9 @@ static void put_sges(struct shca_sge *dst, const struct ibv_sge *src, int n)
 	}
 }
 
-static int put_inline(struct shca_send_wqe *wqe, const struct ibv_send_wr *wr,
-		      uint32_t max_inline)
+static int put_inline(struct shca_send_wqe *wqe, uint8_t *data,
+		      const struct ibv_send_wr *wr, uint32_t max_inline)
 {
-	uint8_t *data = (uint8_t *)(wqe + 1);
 	uint32_t len = 0;
 	int i;
 
@@ -188,6 +189,40 @@ static int to_wqe_opcode(enum ibv_wr_opcode opcode)
 }
 
 /*
+ * The AV of an address handle (spec §13.2, §17.1).  RoCE addresses by GID
+ * only: attr must carry a GRH.  The device derives the UDP source port.
+ */
+int softhca_av_init(struct shca_av *av, const struct ibv_ah_attr *attr,
+		    const uint8_t dmac[6])
+{
+	if (!attr->is_global)
+		return EINVAL;
+	memset(av, 0, sizeof(*av));
+	memcpy(av->dgid, attr->grh.dgid.raw, sizeof(av->dgid));
+	memcpy(av->dmac, dmac, sizeof(av->dmac));
+	av->hop_limit = attr->grh.hop_limit;
+	av->traffic_class = attr->grh.traffic_class;
+	av->flow_label = htole32(attr->grh.flow_label & 0xfffff);
+	av->sgid_index = htole16(attr->grh.sgid_index);
+	return 0;
+}
+
+/*
+ * The UD part of a send WQE: destination QP and Q_Key in the header, the
+ * AH's AV behind it.  Datagrams are sends, with or without immediate.
+ */
+static int put_dgram(struct shca_send_wqe *wqe, const struct ibv_send_wr *wr)
+{
+	if ((wqe->opcode != SHCA_WR_SEND && wqe->opcode != SHCA_WR_SEND_IMM) ||
+	    !wr->wr.ud.ah || wr->wr.ud.remote_qpn > SHCA_MCAST_QPN)
+		return EINVAL;
+	wqe->remote_qpn = htole32(wr->wr.ud.remote_qpn);
+	wqe->remote_qkey = htole32(wr->wr.ud.remote_qkey);
+	memcpy(wqe + 1, &to_sah(wr->wr.ud.ah)->av, sizeof(struct shca_av));
+	return 0;
+}
+
+/*
  * Write the send WQE for wr to slot; on error (EINVAL for a request the
  * verbs forbid or the queue cannot hold, EOPNOTSUPP for an opcode the
  * device lacks) the slot's content is undefined.
@@ -198,6 +233,8 @@ int softhca_build_send_wqe(void *slot, const struct ibv_send_wr *wr,
 	struct shca_send_wqe *wqe = slot;
 	int opcode = to_wqe_opcode(wr->opcode);
 	bool inl = wr->send_flags & IBV_SEND_INLINE;
+	uint8_t *data = (uint8_t *)(wqe + 1); /* SGEs or inline data */
+	int err;
 
 	if (opcode < 0)
 		return EOPNOTSUPP;
@@ -242,16 +279,23 @@ int softhca_build_send_wqe(void *slot, const struct ibv_send_wr *wr,
 		break;
 	}
 
+	if (lim->dgram) {
+		err = put_dgram(wqe, wr);
+		if (err)
+			return err;
+		data += sizeof(struct shca_av);
+	}
+
 	if (inl) {
 		/* Inline data is sent, never written locally. */
 		if (opcode == SHCA_WR_RDMA_READ ||
 		    opcode == SHCA_WR_ATOMIC_CMP_SWP ||
 		    opcode == SHCA_WR_ATOMIC_FETCH_ADD)
 			return EINVAL;
-		return put_inline(wqe, wr, lim->max_inline);
+		return put_inline(wqe, data, wr, lim->max_inline);
 	}
 	wqe->num_sge = wr->num_sge;
-	put_sges((struct shca_sge *)(wqe + 1), wr->sg_list, wr->num_sge);
+	put_sges((struct shca_sge *)data, wr->sg_list, wr->num_sge);
 	return 0;
 }
 
@@ -321,6 +365,11 @@ static enum ibv_wc_opcode to_ibv_opcode(uint8_t opcode)
 	}
 }
 
+/*
+ * A UD receive also gets src_qp and GRH (its buffer starts with 40 bytes
+ * of GRH, spec §17.2); RoCE has no SL or LID, and the only P_Key is at
+ * index 0: sl, slid, dlid_path_bits and pkey_index stay 0.
+ */
 void softhca_cqe_to_wc(const struct shca_cqe *cqe, struct ibv_wc *wc)
 {
 	*wc = (struct ibv_wc){

@@ -48,6 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <ccan/container_of.h>
 #include <infiniband/verbs.h>
 #include <util/udma_barrier.h>
 
@@ -75,7 +76,7 @@ struct softhca_wq_shape {
 int softhca_cq_log_size(const struct softhca_limits *lim, int cqe,
 			uint8_t *log_size);
 int softhca_sq_shape(const struct softhca_limits *lim, struct ibv_qp_cap *cap,
-		     struct softhca_wq_shape *shape);
+		     bool dgram, struct softhca_wq_shape *shape);
 int softhca_rq_shape(const struct softhca_limits *lim, struct ibv_qp_cap *cap,
 		     struct softhca_wq_shape *shape);
 
@@ -84,7 +85,26 @@ struct softhca_wqe_limits {
 	uint32_t max_sge;
 	uint32_t max_inline;
 	bool sig_all; /* sq_sig_all: every send WQE is signaled */
+	bool dgram; /* UD: an AV follows each send WQE's header (spec §15) */
 };
+
+/*
+ * An address handle exists only in the provider (spec §11): its AV is
+ * copied into every UD send WQE that names it.  Here, not in softhca.h,
+ * because the WQE builder reads it.
+ */
+struct softhca_ah {
+	struct ibv_ah ibvah;
+	struct shca_av av;
+};
+
+static inline struct softhca_ah *to_sah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct softhca_ah, ibvah);
+}
+
+int softhca_av_init(struct shca_av *av, const struct ibv_ah_attr *attr,
+		    const uint8_t dmac[6]);
 
 int softhca_build_send_wqe(void *slot, const struct ibv_send_wr *wr,
 			   const struct softhca_wqe_limits *lim);

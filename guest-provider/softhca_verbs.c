@@ -135,3 +135,50 @@ int softhca_dereg_mr(struct verbs_mr *vmr)
 	free(vmr);
 	return 0;
 }
+
+/*
+ * The kernel resolves the destination MAC of the AH's GID (and checks the
+ * rest); the AV the UD send WQEs carry is built here (spec §11, §17.1).
+ */
+struct ibv_ah *softhca_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
+{
+	struct softhca_context *ctx = to_sctx(ibpd->context);
+	struct softhca_create_ah_resp resp = {};
+	struct softhca_ah *ah;
+	int err;
+
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+
+	err = ibv_cmd_create_ah(ibpd, &ah->ibvah, attr, &resp.ibv_resp,
+				sizeof(resp));
+	if (err) {
+		verbs_debug(&ctx->ibvctx, "create_ah failed: %d\n", err);
+		goto err_free;
+	}
+	err = softhca_av_init(&ah->av, attr, resp.dmac);
+	if (err) {
+		verbs_debug(&ctx->ibvctx, "AH without a GRH\n");
+		ibv_cmd_destroy_ah(&ah->ibvah);
+		goto err_free;
+	}
+	return &ah->ibvah;
+
+err_free:
+	free(ah);
+	errno = err;
+	return NULL;
+}
+
+int softhca_destroy_ah(struct ibv_ah *ibah)
+{
+	struct softhca_ah *ah = to_sah(ibah);
+	int err;
+
+	err = ibv_cmd_destroy_ah(ibah);
+	if (err)
+		return err;
+	free(ah);
+	return 0;
+}

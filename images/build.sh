@@ -16,8 +16,11 @@ set -euo pipefail
 
 # dash is /bin/sh: Debian's busybox ash runs its own applets before $PATH,
 # so `sh -c "ip ..."` would get busybox's ip instead of iproute2's.
+# nvme-cli: NVMe over RDMA (the host side; the target is set up through
+# configfs).
 GUEST_DEBS=(libibverbs1 ibverbs-utils ibverbs-providers librdmacm1t64
-	rdmacm-utils perftest iproute2 qemu-guest-agent libgcc-s1 dash strace)
+	rdmacm-utils perftest iproute2 qemu-guest-agent libgcc-s1 dash strace
+	nvme-cli)
 RDMA_CORE_DEBS=(libibverbs1 ibverbs-utils ibverbs-providers librdmacm1t64
 	rdmacm-utils)
 # Roots of the module set; their dependencies come from modules.dep.

@@ -84,8 +84,34 @@ static bool softhca_pd_busy(SofthcaState *s, uint32_t pdn)
     return false;
 }
 
+bool softhca_pd_ok(SofthcaState *s, uint32_t pdn)
+{
+    return pdn && pdn <= SOFTHCA_MAX_PD && test_bit(pdn, s->pd_map);
+}
+
+/* A PD of the context uctx: only that context's objects may use it. */
+static uint8_t softhca_pd_alloc(SofthcaState *s, uint32_t uctx,
+                                uint32_t *pdn)
+{
+    uint8_t status;
+
+    if (!softhca_uctx_ok(s, uctx)) {
+        return SHCA_AQ_BAD_HANDLE;
+    }
+    status = softhca_handle_alloc(s->pd_map, SOFTHCA_MAX_PD + 1, pdn);
+    if (status == SHCA_AQ_OK) {
+        s->pd_uctx[*pdn] = uctx;
+    }
+    return status;
+}
+
 static bool softhca_uctx_busy(SofthcaState *s, uint32_t uctx)
 {
+    for (uint32_t pdn = 1; pdn <= SOFTHCA_MAX_PD; pdn++) {
+        if (test_bit(pdn, s->pd_map) && s->pd_uctx[pdn] == uctx) {
+            return true;
+        }
+    }
     for (uint32_t i = 0; i < SOFTHCA_QP_TABLE; i++) {
         if (s->qps[i].valid && s->qps[i].uctx == uctx) {
             return true;
@@ -181,12 +207,16 @@ static size_t softhca_cmd_payload_len(SofthcaState *s, uint8_t opcode)
     case SHCA_AQ_SET_GID:
         return sizeof(struct shca_aq_set_gid);
     case SHCA_AQ_DESTROY_EQ:
+    case SHCA_AQ_ALLOC_PD:
     case SHCA_AQ_DEALLOC_PD:
     case SHCA_AQ_DEALLOC_UCTX:
         return sizeof(struct shca_aq_handle);
-    case SHCA_AQ_ALLOC_PD:
     case SHCA_AQ_ALLOC_UCTX:
         return 0;
+    case SHCA_AQ_ATTACH_MCAST:
+    case SHCA_AQ_DETACH_MCAST:
+        return softhca_has_dgram(s) ? sizeof(struct shca_aq_mcast)
+                                    : SIZE_MAX;
     default:
         return s->caps_qp ? softhca_rdma_payload_len(opcode) : SIZE_MAX;
     }
@@ -220,7 +250,7 @@ static uint8_t softhca_exec(SofthcaState *s, const struct shca_aq_entry *cmd,
     case SHCA_AQ_SET_GID:
         return softhca_set_gid(s, &cmd->set_gid);
     case SHCA_AQ_ALLOC_PD:
-        return softhca_handle_alloc(s->pd_map, SOFTHCA_MAX_PD + 1, result);
+        return softhca_pd_alloc(s, handle, result);
     case SHCA_AQ_DEALLOC_PD:
         if (handle && handle <= SOFTHCA_MAX_PD && softhca_pd_busy(s, handle)) {
             return SHCA_AQ_BUSY;
@@ -251,6 +281,10 @@ static uint8_t softhca_exec(SofthcaState *s, const struct shca_aq_entry *cmd,
         return softhca_mr_dereg(s, handle);
     case SHCA_AQ_QUERY_STATS:
         return softhca_query_stats(s, &cmd->query_stats);
+    case SHCA_AQ_ATTACH_MCAST:
+        return softhca_mcast_attach(s, &cmd->mcast);
+    case SHCA_AQ_DETACH_MCAST:
+        return softhca_mcast_detach(s, &cmd->mcast);
     default:
         g_assert_not_reached();
     }

@@ -25,6 +25,8 @@ static const uint8_t softhca_cqe_opcode[] = {
     [SHCA_WR_RDMA_READ] = SHCA_CQE_OP_RDMA_READ,
     [SHCA_WR_ATOMIC_CMP_SWP] = SHCA_CQE_OP_COMP_SWAP,
     [SHCA_WR_ATOMIC_FETCH_ADD] = SHCA_CQE_OP_FETCH_ADD,
+    [SHCA_WR_REG_MR] = SHCA_CQE_OP_REG_MR,
+    [SHCA_WR_LOCAL_INV] = SHCA_CQE_OP_LOCAL_INV,
 };
 
 static uint32_t softhca_op_last_psn(const SofthcaSendOp *op)

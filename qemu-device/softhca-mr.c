@@ -18,15 +18,24 @@
                                  SHCA_ACCESS_REMOTE_READ | \
                                  SHCA_ACCESS_REMOTE_ATOMIC | \
                                  SHCA_ACCESS_PHYS)
-#define SOFTHCA_KEY_TAG_BITS    8
 
-static uint32_t softhca_mr_key(const SofthcaState *s, const SofthcaMr *mr)
+uint32_t softhca_mr_key(const SofthcaState *s, const SofthcaMr *mr)
 {
     return (uint32_t)(mr - s->mrs) << SOFTHCA_KEY_TAG_BITS | mr->tag;
 }
 
-/* The live MR a key names, if any. */
-static SofthcaMr *softhca_mr_lookup(SofthcaState *s, uint32_t key)
+/* The lowest free MR index (from 1), or NULL. */
+static SofthcaMr *softhca_mr_free_slot(SofthcaState *s)
+{
+    for (uint32_t i = 1; i < SOFTHCA_MR_TABLE; i++) {
+        if (!s->mrs[i].valid) {
+            return &s->mrs[i];
+        }
+    }
+    return NULL;
+}
+
+SofthcaMr *softhca_mr_lookup(SofthcaState *s, uint32_t key)
 {
     uint32_t index = key >> SOFTHCA_KEY_TAG_BITS;
     SofthcaMr *mr;
@@ -61,11 +70,22 @@ uint8_t softhca_mr_reg(SofthcaState *s, const struct shca_aq_reg_mr *c,
     uint64_t length = le64_to_cpu(c->length);
     uint32_t first_offset = le32_to_cpu(c->first_offset);
     bool phys = access & SHCA_ACCESS_PHYS;
-    SofthcaMr *mr = NULL;
-    uint32_t i;
+    SofthcaMr *mr;
 
-    if (!pdn || pdn > SOFTHCA_MAX_PD || !test_bit(pdn, s->pd_map)) {
+    if (!softhca_pd_ok(s, pdn)) {
         return SHCA_AQ_BAD_HANDLE;
+    }
+    if ((access & (SHCA_ACCESS_PHYS | SHCA_ACCESS_FAST_REG)) &&
+        s->pd_uctx[pdn] != 0) {
+        return SHCA_AQ_BAD_PARAM;       /* guest-physical: the kernel's */
+    }
+    if (access & SHCA_ACCESS_FAST_REG) {
+        if (!softhca_has_dgram(s) || c->rsvd) {
+            return SHCA_AQ_BAD_PARAM;
+        }
+        mr = softhca_mr_free_slot(s);
+        return mr ? softhca_mr_reg_fast(s, mr, c, key)
+                  : SHCA_AQ_NO_RESOURCES;
     }
     if (!softhca_mr_access_ok(access) || c->rsvd || length == 0 ||
         iova + length - 1 < iova) {
@@ -76,12 +96,7 @@ uint8_t softhca_mr_reg(SofthcaState *s, const struct shca_aq_reg_mr *c,
                first_offset >= 1ull << MIN(c->pages.page_shift, 63)) {
         return SHCA_AQ_BAD_PARAM;
     }
-    for (i = 1; i < SOFTHCA_MR_TABLE; i++) {
-        if (!s->mrs[i].valid) {
-            mr = &s->mrs[i];
-            break;
-        }
-    }
+    mr = softhca_mr_free_slot(s);
     if (!mr) {
         return SHCA_AQ_NO_RESOURCES;
     }
@@ -113,7 +128,7 @@ static void softhca_mr_free(SofthcaState *s, SofthcaMr *mr)
 {
     uint8_t tag = mr->tag;
 
-    s->mr_pages -= mr->pages.npages;
+    s->mr_pages -= mr->fast_reg ? mr->max_pages : mr->pages.npages;
     softhca_buf_free(&mr->pages);
     /* The next MR at this index gets another key. */
     *mr = (SofthcaMr) { .tag = tag + 1 };
@@ -121,8 +136,17 @@ static void softhca_mr_free(SofthcaState *s, SofthcaMr *mr)
 
 uint8_t softhca_mr_dereg(SofthcaState *s, uint32_t key)
 {
+    uint32_t index = key >> SOFTHCA_KEY_TAG_BITS;
     SofthcaMr *mr = softhca_mr_lookup(s, key);
 
+    /*
+     * Software chooses a fast-registration MR's tag, and a REG_MR WQE that
+     * failed or never ran leaves it unsure of the tag: the index decides.
+     */
+    if (!mr && index > 0 && index < SOFTHCA_MR_TABLE &&
+        s->mrs[index].valid && s->mrs[index].fast_reg) {
+        mr = &s->mrs[index];
+    }
     if (!mr) {
         return SHCA_AQ_BAD_HANDLE;
     }
@@ -155,7 +179,7 @@ SofthcaMemStatus softhca_mem_copy(SofthcaState *s, uint32_t pdn, uint32_t key,
     uint8_t *p = buf;
     uint64_t off;
 
-    if (!mr || mr->pdn != pdn) {
+    if (!mr || mr->pdn != pdn || (mr->fast_reg && !mr->fast_valid)) {
         trace_softhca_err_mem(key, addr, len, SOFTHCA_MEM_BAD_KEY);
         return SOFTHCA_MEM_BAD_KEY;
     }

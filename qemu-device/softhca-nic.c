@@ -169,6 +169,10 @@ static bool softhca_is_roce(SofthcaState *s, const uint8_t *buf, size_t size)
         f.dst_port != SHCA_ROCE_UDP_PORT) {
         return false;
     }
+    /* multicast datagrams (spec §17.3): the transport finds the group */
+    if (softhca_has_dgram(s) && softhca_gid_is_mcast(f.dst_gid)) {
+        return true;
+    }
     for (int i = 0; i < SOFTHCA_MAX_GID; i++) {
         if (s->gids[i].valid &&
             !memcmp(s->gids[i].raw, f.dst_gid, sizeof(f.dst_gid))) {

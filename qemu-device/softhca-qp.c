@@ -14,7 +14,6 @@
 #include "softhca-rdma.h"
 #include "trace.h"
 
-#define SOFTHCA_QPN_GSI         1
 #define SOFTHCA_SQ_SHIFT_MIN    6
 #define SOFTHCA_RQ_SHIFT_MIN    4
 #define SOFTHCA_WQE_SHIFT_MAX   9
@@ -69,9 +68,19 @@ static uint8_t softhca_wq_init(SofthcaState *s, SofthcaWq *wq,
     return softhca_buf_init(s, &wq->buf, desc, 1ull << (log_size + wqe_shift));
 }
 
-static bool softhca_pd_ok(SofthcaState *s, uint32_t pdn)
+void softhca_av_from_le(struct shca_av *av, const struct shca_av *le)
 {
-    return pdn && pdn <= SOFTHCA_MAX_PD && test_bit(pdn, s->pd_map);
+    *av = *le;
+    av->flow_label = le32_to_cpu(le->flow_label);
+    av->sgid_index = le16_to_cpu(le->sgid_index);
+    av->udp_sport = le16_to_cpu(le->udp_sport);
+}
+
+bool softhca_av_ok(SofthcaState *s, const struct shca_av *av)
+{
+    return av->sgid_index < SOFTHCA_MAX_GID &&
+           s->gids[av->sgid_index].valid &&
+           !(av->flow_label & ~SOFTHCA_FLOW_LABEL_MASK);
 }
 
 static uint8_t softhca_qp_alloc(SofthcaState *s, uint8_t type, uint32_t *qpn)
@@ -112,9 +121,11 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
         !rcq) {
         return SHCA_AQ_BAD_HANDLE;
     }
-    if (scq->uctx != uctx || rcq->uctx != uctx ||
+    if (scq->uctx != uctx || rcq->uctx != uctx || s->pd_uctx[pdn] != uctx ||
         (c->type != SHCA_QPT_RC && c->type != SHCA_QPT_UC &&
          c->type != SHCA_QPT_UD && c->type != SHCA_QPT_GSI) ||
+        ((c->type == SHCA_QPT_UD || c->type == SHCA_QPT_GSI) &&
+         !softhca_has_dgram(s)) ||
         (c->type == SHCA_QPT_GSI && uctx != 0) ||
         !buffer_is_zero(c->rsvd, sizeof(c->rsvd)) ||
         /* a QP without an RQ describes none at all */
@@ -172,6 +183,7 @@ uint8_t softhca_qp_destroy(SofthcaState *s, uint32_t qpn)
     if (!qp) {
         return SHCA_AQ_BAD_HANDLE;
     }
+    softhca_mcast_detach_qp(s, qpn);
     softhca_qp_free(s, qp);
     trace_softhca_qp_destroy(qpn);
     return SHCA_AQ_OK;
@@ -240,8 +252,9 @@ static bool softhca_qp_transition(uint8_t type, uint8_t cur, uint8_t next,
 static bool softhca_qp_attr_ok(SofthcaState *s, const struct shca_qp_attr *a,
                                uint32_t mask)
 {
-    uint16_t sgid = le16_to_cpu(a->sgid_index);
+    struct shca_av av;
 
+    softhca_av_from_le(&av, &a->av);
     if ((mask & SHCA_QP_ATTR_ACCESS) &&
         (le32_to_cpu(a->access) & ~SOFTHCA_QP_ACCESS)) {
         return false;
@@ -250,9 +263,7 @@ static bool softhca_qp_attr_ok(SofthcaState *s, const struct shca_qp_attr *a,
         (a->path_mtu < 1 || a->path_mtu > 5)) {
         return false;
     }
-    if ((mask & SHCA_QP_ATTR_AV) &&
-        (sgid >= SOFTHCA_MAX_GID || !s->gids[sgid].valid ||
-         le32_to_cpu(a->flow_label) & ~SOFTHCA_FLOW_LABEL_MASK)) {
+    if ((mask & SHCA_QP_ATTR_AV) && !softhca_av_ok(s, &av)) {
         return false;
     }
     if (((mask & SHCA_QP_ATTR_TIMEOUT) && a->timeout > 31) ||
@@ -287,13 +298,7 @@ static void softhca_qp_attr_apply(SofthcaQp *qp, const struct shca_qp_attr *a,
         q->path_mtu = a->path_mtu;
     }
     if (mask & SHCA_QP_ATTR_AV) {
-        memcpy(q->dgid, a->dgid, sizeof(q->dgid));
-        memcpy(q->dmac, a->dmac, sizeof(q->dmac));
-        q->hop_limit = a->hop_limit;
-        q->traffic_class = a->traffic_class;
-        q->flow_label = le32_to_cpu(a->flow_label);
-        q->sgid_index = le16_to_cpu(a->sgid_index);
-        q->udp_sport = le16_to_cpu(a->udp_sport);
+        softhca_av_from_le(&q->av, &a->av);
     }
     if (mask & SHCA_QP_ATTR_TIMEOUT) {
         q->timeout = a->timeout;
@@ -414,14 +419,11 @@ uint8_t softhca_qp_query(SofthcaState *s, const struct shca_aq_qp_attr *c)
         .sq_psn = cpu_to_le32(qp->tp.sq_psn & SOFTHCA_PSN_MASK),
         .qkey = cpu_to_le32(q->qkey),
         .access = cpu_to_le32(q->access),
-        .hop_limit = q->hop_limit,
-        .traffic_class = q->traffic_class,
-        .flow_label = cpu_to_le32(q->flow_label),
-        .sgid_index = cpu_to_le16(q->sgid_index),
-        .udp_sport = cpu_to_le16(q->udp_sport),
+        .av = q->av,
     };
-    memcpy(a.dgid, q->dgid, sizeof(a.dgid));
-    memcpy(a.dmac, q->dmac, sizeof(a.dmac));
+    a.av.flow_label = cpu_to_le32(q->av.flow_label);
+    a.av.sgid_index = cpu_to_le16(q->av.sgid_index);
+    a.av.udp_sport = cpu_to_le16(q->av.udp_sport);
     if (!QEMU_IS_ALIGNED(addr, sizeof(a)) ||
         !softhca_dma_write(s, addr, &a, sizeof(a))) {
         return SHCA_AQ_BAD_ADDR;

@@ -37,6 +37,15 @@ struct SofthcaMr {
     uint64_t length;
     uint32_t first_offset;
     SofthcaBuf pages;           /* empty for SHCA_ACCESS_PHYS */
+    /*
+     * A fast-registration MR (spec §18): registered by REG_MR WQEs from
+     * the page addresses at list_addr, up to max_pages of them; until one
+     * has (and after an invalidation) no access through it succeeds.
+     */
+    bool fast_reg;
+    bool fast_valid;
+    uint64_t list_addr;
+    uint32_t max_pages;
 };
 
 /* A send or receive queue in guest memory; a QP without an RQ has none. */
@@ -63,6 +72,10 @@ struct SofthcaQp {
     SofthcaQpTransport tp;      /* requester/responder/completer state */
 };
 
+/* key = (MR index << 8) | tag (spec §13.3) */
+#define SOFTHCA_KEY_TAG_BITS    8
+#define SOFTHCA_KEY_TAG_MASK    0xffu
+
 /* Outcome of an access through a key (spec §13.3). */
 typedef enum SofthcaMemStatus {
     SOFTHCA_MEM_OK,
@@ -76,6 +89,15 @@ typedef enum SofthcaMemStatus {
 
 SofthcaQp *softhca_qp_get(SofthcaState *s, uint32_t qpn);
 SofthcaCq *softhca_cq_get(SofthcaState *s, uint32_t cqn);
+
+/* An address vector (spec §13.2) in host byte order, from the wire's. */
+void softhca_av_from_le(struct shca_av *av, const struct shca_av *le);
+/* Whether a host-order AV names a valid source GID and a 20-bit flow label */
+bool softhca_av_ok(SofthcaState *s, const struct shca_av *av);
+
+/* The allocated MR a key names (index and tag), if any; and its key. */
+SofthcaMr *softhca_mr_lookup(SofthcaState *s, uint32_t key);
+uint32_t softhca_mr_key(const SofthcaState *s, const SofthcaMr *mr);
 
 /* Read the WQE in slot (index mod size) of wq; false if not readable. */
 bool softhca_wq_read(SofthcaState *s, const SofthcaWq *wq, uint16_t index,
@@ -108,6 +130,35 @@ SofthcaMemStatus softhca_mem_copy(SofthcaState *s, uint32_t pdn, uint32_t key,
  * happens to a QP already in ERR.
  */
 void softhca_qp_error(SofthcaState *s, SofthcaQp *qp, uint8_t eqe_type);
+
+/* The QPs of the datagram service (spec §17). */
+static inline bool softhca_qp_is_ud(const SofthcaQp *qp)
+{
+    return qp->type == SHCA_QPT_UD || qp->type == SHCA_QPT_GSI;
+}
+
+/* softhca-fastreg.c: fast registration and invalidation (spec §18) */
+/* REG_MR with SHCA_ACCESS_FAST_REG for the free MR slot mr. */
+uint8_t softhca_mr_reg_fast(SofthcaState *s, SofthcaMr *mr,
+                            const struct shca_aq_reg_mr *c, uint32_t *key);
+/*
+ * Execute a REG_MR or LOCAL_INV WQE (raw, as in the SQ) of a QP;
+ * SHCA_CQE_SUCCESS or the status to complete it with.
+ */
+uint8_t softhca_mr_local_op(SofthcaState *s, SofthcaQp *qp,
+                            const uint8_t *raw);
+/* The valid fast-registration MR of PD pdn that key names, or NULL. */
+SofthcaMr *softhca_mr_fast_valid(SofthcaState *s, uint32_t pdn, uint32_t key);
+void softhca_mr_invalidate(SofthcaState *s, SofthcaMr *mr);
+
+/* softhca-mcast.c: multicast groups (spec §17.3) */
+uint8_t softhca_mcast_attach(SofthcaState *s, const struct shca_aq_mcast *c);
+uint8_t softhca_mcast_detach(SofthcaState *s, const struct shca_aq_mcast *c);
+/* DESTROY_QP: the QP leaves every group. */
+void softhca_mcast_detach_qp(SofthcaState *s, uint32_t qpn);
+/* The QPs attached to the group gid, copied to qpns; how many. */
+uint32_t softhca_mcast_qps(SofthcaState *s, const uint8_t *gid,
+                           uint32_t qpns[SOFTHCA_MAX_MCAST_QP_ATTACH]);
 
 /* --- transport hooks, called by the object layer and the NIC ------------- */
 

@@ -33,6 +33,7 @@ void softhca_fatal(SofthcaState *s, uint32_t code)
 static void softhca_disable(SofthcaState *s)
 {
     softhca_admin_reset(s);
+    softhca_mcast_reset(s);
     softhca_qp_reset(s);        /* QPs first: they hold CQs */
     softhca_cq_reset(s);
     softhca_mr_reset(s);
@@ -92,7 +93,8 @@ static uint32_t softhca_reg_value(SofthcaState *s, hwaddr addr, bool *known)
     case SHCA_REG_VERSION:
         return s->caps_qp ? SHCA_VERSION : SHCA_VERSION_MAJOR << 16 | 1;
     case SHCA_REG_CAPS:
-        return SOFTHCA_CAPS | (s->caps_qp ? SHCA_CAP_QP : 0);
+        return SOFTHCA_CAPS | (s->caps_qp ? SHCA_CAP_QP : 0) |
+               (softhca_has_dgram(s) ? SHCA_CAP_DGRAM : 0);
     case SHCA_REG_NUM_VECTORS:
         return s->vectors;
     case SHCA_REG_MAX_QP:
@@ -133,6 +135,13 @@ static uint32_t softhca_reg_value(SofthcaState *s, hwaddr addr, bool *known)
         return SOFTHCA_MAX_MTU;
     case SHCA_REG_MAX_AQ_LOG:
         return SOFTHCA_MAX_AQ_LOG;
+    /* Registers of version 0.3: 0 on an older device (x-caps-qp=off) */
+    case SHCA_REG_MAX_MCAST_GRP:
+        return softhca_has_dgram(s) ? SOFTHCA_MAX_MCAST_GRP : 0;
+    case SHCA_REG_MAX_MCAST_QP_ATTACH:
+        return softhca_has_dgram(s) ? SOFTHCA_MAX_MCAST_QP_ATTACH : 0;
+    case SHCA_REG_MAX_FAST_REG_PAGES:
+        return softhca_has_dgram(s) ? SOFTHCA_MAX_FAST_REG_PAGES : 0;
     case SHCA_REG_CTRL:
         return s->ctrl;
     case SHCA_REG_STATUS:

@@ -75,7 +75,7 @@ static bool softhca_req_start(SofthcaState *s, SofthcaQp *qp)
     SofthcaSendOp *op = softhca_req_op(qp, qp->sq.ci);
     uint8_t raw[SOFTHCA_WQE_MAX];
     struct shca_send_wqe *w = &op->wqe;
-    bool rd_atomic;
+    bool rd_atomic, local = false;
 
     if (stride > sizeof(raw)) {
         return false;
@@ -97,11 +97,16 @@ static bool softhca_req_start(SofthcaState *s, SofthcaQp *qp)
             (rd_atomic && tp->rd_atomic >= MAX(qp->attr.max_rd_atomic, 1))) {
             return false;
         }
-        op->status = softhca_req_check(qp, op, raw, stride);
+        local = w->opcode == SHCA_WR_REG_MR ||
+                w->opcode == SHCA_WR_LOCAL_INV;
+        /* REG_MR and LOCAL_INV take effect here, in SQ order (spec §18) */
+        op->status = local ? softhca_mr_local_op(s, qp, raw)
+                           : softhca_req_check(qp, op, raw, stride);
     }
     op->first_psn = tp->sq_psn;
     if (op->status == SHCA_CQE_SUCCESS) {
-        op->npkts = w->opcode == SHCA_WR_ATOMIC_CMP_SWP ||
+        op->npkts = local ? 0 :
+                    w->opcode == SHCA_WR_ATOMIC_CMP_SWP ||
                     w->opcode == SHCA_WR_ATOMIC_FETCH_ADD ? 1 :
                     softhca_msg_pkts(op->len, softhca_tp_mtu(qp));
         tp->sq_psn = softhca_psn_add(tp->sq_psn, op->npkts);
@@ -211,6 +216,11 @@ void softhca_req_run(SofthcaState *s, SofthcaQp *qp)
         op = softhca_req_op(qp, tp->sq_send);
         if (op->status != SHCA_CQE_SUCCESS) {
             break;
+        }
+        if (!op->npkts) {
+            /* REG_MR, LOCAL_INV: done when started, no packet */
+            tp->sq_send++;
+            continue;
         }
         if (softhca_psn_diff(softhca_psn_add(op->first_psn, tp->send_pkt),
                              tp->una_psn) >= SOFTHCA_REQ_WINDOW) {

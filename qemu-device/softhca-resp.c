@@ -17,16 +17,6 @@
 
 #define SOFTHCA_RECV_WQE_MAX    (1u << 11)      /* largest stride */
 
-/* What executing a request came to. */
-typedef enum SofthcaRespResult {
-    SOFTHCA_RESP_DONE,          /* executed: advance the PSN */
-    SOFTHCA_RESP_ANSWERED,      /* READ/atomic: executed and answered */
-    SOFTHCA_RESP_RNR,           /* no receive WQE */
-    SOFTHCA_RESP_INVALID,       /* invalid request */
-    SOFTHCA_RESP_ACCESS,        /* remote access error */
-    SOFTHCA_RESP_OP_ERR,        /* remote operational error */
-} SofthcaRespResult;
-
 static void softhca_resp_ack(SofthcaState *s, SofthcaQp *qp,
                              uint8_t syndrome, uint32_t psn)
 {
@@ -43,32 +33,35 @@ static void softhca_resp_ack(SofthcaState *s, SofthcaQp *qp,
     softhca_tp_send(s, qp, &a, NULL);
 }
 
+void softhca_resp_recv_done(SofthcaState *s, SofthcaQp *qp,
+                            struct shca_cqe *cqe, bool solicited)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+
+    cqe->wr_id = cpu_to_le64(tp->recv_wr_id);
+    cqe->wqe_index = cpu_to_le16(tp->recv_index &
+                                 ((1u << qp->rq.log_size) - 1));
+    tp->have_recv = false;
+    softhca_tp_cqe(s, qp, qp->recv_cqn, cqe, solicited);
+}
+
 static void softhca_resp_recv_cqe(SofthcaState *s, SofthcaQp *qp,
                                   uint8_t status, uint8_t opcode,
                                   uint8_t flags, uint32_t imm,
                                   uint64_t byte_len, bool solicited)
 {
-    SofthcaQpTransport *tp = &qp->tp;
     struct shca_cqe cqe = {
-        .wr_id = cpu_to_le64(tp->recv_wr_id),
         .byte_len = cpu_to_le32(byte_len),
         .imm = imm,
-        .wqe_index = cpu_to_le16(tp->recv_index &
-                                 ((1u << qp->rq.log_size) - 1)),
         .status = status,
         .opcode = opcode,
         .flags = flags,
     };
 
-    tp->have_recv = false;
-    softhca_tp_cqe(s, qp, qp->recv_cqn, &cqe, solicited);
+    softhca_resp_recv_done(s, qp, &cqe, solicited);
 }
 
-/*
- * Take the next receive WQE for a message, if one is posted.  A bad one
- * completes with LOC_QP_OP_ERR and answers an operational error.
- */
-static SofthcaRespResult softhca_resp_take_recv(SofthcaState *s, SofthcaQp *qp)
+SofthcaRespResult softhca_resp_take_recv(SofthcaState *s, SofthcaQp *qp)
 {
     SofthcaQpTransport *tp = &qp->tp;
     uint32_t stride = 1u << qp->rq.wqe_shift;
@@ -120,6 +113,11 @@ static SofthcaRespResult softhca_resp_send(SofthcaState *s, SofthcaQp *qp,
     if (r != SOFTHCA_RESP_DONE) {
         return r;
     }
+    /* the key to invalidate must be good before anything is written */
+    if ((p->xh & SOFTHCA_XH_IETH) &&
+        !softhca_mr_fast_valid(s, qp->pdn, p->inv_rkey)) {
+        return SOFTHCA_RESP_INVALID;
+    }
     if (p->payload_len > tp->recv_len - tp->recv_off) {
         /* longer than the receive buffers */
         softhca_resp_recv_cqe(s, qp, SHCA_CQE_LOC_LEN_ERR, SHCA_CQE_OP_RECV,
@@ -141,6 +139,8 @@ static SofthcaRespResult softhca_resp_send(SofthcaState *s, SofthcaQp *qp,
         flags = SHCA_CQE_WITH_IMM;
         imm = cpu_to_be32(p->imm);
     } else if (p->xh & SOFTHCA_XH_IETH) {
+        softhca_mr_invalidate(s, softhca_mr_fast_valid(s, qp->pdn,
+                                                       p->inv_rkey));
         flags = SHCA_CQE_WITH_INV;
         imm = cpu_to_le32(p->inv_rkey);
     }

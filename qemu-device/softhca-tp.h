@@ -45,12 +45,21 @@ void softhca_port_send(SofthcaState *s, const uint8_t *frame, size_t len);
 /* The frames fault injection passes on: to the wire, to the transport. */
 void softhca_port_xmit(SofthcaState *s, const uint8_t *frame, size_t len);
 void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len);
+/* Drop a received frame, counting it in rdma_stats[stat] (SHCA_STAT_*). */
+void softhca_tp_drop(SofthcaState *s, unsigned stat, size_t len,
+                     const char *why);
+/* The largest IBA MTU (256..4096) not above the port's Ethernet MTU. */
+uint32_t softhca_port_mtu(const SofthcaState *s);
 /* SOFTHCA_TRANSPORT_RC or _UC, by the QP's type. */
 uint8_t softhca_tp_transport(const SofthcaQp *qp);
 uint32_t softhca_tp_mtu(const SofthcaQp *qp);
 /* Send packet p (p->bth.dest_qpn and pkey are filled in) to the QP's AV. */
 bool softhca_tp_send(SofthcaState *s, SofthcaQp *qp, SofthcaRocePacket *p,
                      const void *payload);
+/* The same to a host-order AV and QPN of its own (UD, spec §17.1). */
+bool softhca_tp_send_av(SofthcaState *s, SofthcaQp *qp,
+                        const struct shca_av *av, uint32_t dest_qpn,
+                        SofthcaRocePacket *p, const void *payload);
 /*
  * Copy len bytes at byte off of the message the scatter/gather list
  * describes, to (to_guest) or from buf.  Local access: LOCAL_WRITE when
@@ -80,11 +89,36 @@ void softhca_comp_timer_update(SofthcaState *s, SofthcaQp *qp);
 void softhca_comp_timer_cb(void *opaque);
 
 /* softhca-resp.c */
+/* What executing a request came to. */
+typedef enum SofthcaRespResult {
+    SOFTHCA_RESP_DONE,          /* executed: advance the PSN */
+    SOFTHCA_RESP_ANSWERED,      /* READ/atomic: executed and answered */
+    SOFTHCA_RESP_RNR,           /* no receive WQE */
+    SOFTHCA_RESP_INVALID,       /* invalid request */
+    SOFTHCA_RESP_ACCESS,        /* remote access error */
+    SOFTHCA_RESP_OP_ERR,        /* remote operational error */
+} SofthcaRespResult;
+
+/*
+ * Take the next receive WQE for a message, if one is posted (DONE; none:
+ * RNR).  A bad one completes with LOC_QP_OP_ERR (OP_ERR).
+ */
+SofthcaRespResult softhca_resp_take_recv(SofthcaState *s, SofthcaQp *qp);
+/* Complete the receive WQE taken: wr_id and wqe_index are filled in. */
+void softhca_resp_recv_done(SofthcaState *s, SofthcaQp *qp,
+                            struct shca_cqe *cqe, bool solicited);
 void softhca_resp_receive(SofthcaState *s, SofthcaQp *qp,
                           const SofthcaRocePacket *p, const uint8_t *payload);
 /* Complete every receive WQE with WR_FLUSH_ERR; drop pending responses. */
 void softhca_resp_flush(SofthcaState *s, SofthcaQp *qp);
 /* Send more of the pending READ responses (opaque: the QP). */
 void softhca_resp_bh(void *opaque);
+
+/* softhca-ud.c: datagram QPs (spec §17) */
+void softhca_ud_send_run(SofthcaState *s, SofthcaQp *qp);
+/* A packet with a UD opcode, parsed and with a good ICRC. */
+void softhca_ud_receive(SofthcaState *s, const uint8_t *frame,
+                        const SofthcaUdpFrame *u, const SofthcaRocePacket *p,
+                        const uint8_t *payload);
 
 #endif /* HW_SOFTHCA_TP_H */

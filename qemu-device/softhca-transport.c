@@ -39,38 +39,38 @@ uint32_t softhca_tp_mtu(const SofthcaQp *qp)
 }
 
 static bool softhca_tp_envelope(SofthcaState *s, SofthcaQp *qp,
+                                const struct shca_av *av, uint32_t dest_qpn,
                                 SofthcaRoceEnvelope *env)
 {
-    const struct shca_qp_attr *a = &qp->attr;
-
-    if (a->sgid_index >= SOFTHCA_MAX_GID || !s->gids[a->sgid_index].valid) {
+    if (!softhca_av_ok(s, av)) {
         return false;
     }
-    memcpy(env->dst_mac, a->dmac, 6);
+    memcpy(env->dst_mac, av->dmac, 6);
     memcpy(env->src_mac, s->mac, 6);
-    memcpy(env->src_gid, s->gids[a->sgid_index].raw, 16);
-    memcpy(env->dst_gid, a->dgid, 16);
-    env->src_port = a->udp_sport ?:
-        softhca_roce_src_port(a->flow_label, qp->qpn, a->dest_qpn);
-    env->traffic_class = a->traffic_class;
-    env->hop_limit = a->hop_limit ?: 64;
-    env->flow_label = a->flow_label;
+    memcpy(env->src_gid, s->gids[av->sgid_index].raw, 16);
+    memcpy(env->dst_gid, av->dgid, 16);
+    env->src_port = av->udp_sport ?:
+        softhca_roce_src_port(av->flow_label, qp->qpn, dest_qpn);
+    env->traffic_class = av->traffic_class;
+    env->hop_limit = av->hop_limit ?: 64;
+    env->flow_label = av->flow_label;
     env->ip_id = qp->tp.ip_id++;
     return true;
 }
 
-bool softhca_tp_send(SofthcaState *s, SofthcaQp *qp, SofthcaRocePacket *p,
-                     const void *payload)
+bool softhca_tp_send_av(SofthcaState *s, SofthcaQp *qp,
+                        const struct shca_av *av, uint32_t dest_qpn,
+                        SofthcaRocePacket *p, const void *payload)
 {
     SofthcaRoceEnvelope env;
     uint8_t frame[SOFTHCA_TP_FRAME_MAX];
     size_t len;
 
     p->bth.pkey = SOFTHCA_PKEY_DEFAULT;
-    p->bth.dest_qpn = qp->attr.dest_qpn & SOFTHCA_PSN_MASK;
-    if (!softhca_tp_envelope(s, qp, &env)) {
+    p->bth.dest_qpn = dest_qpn & SOFTHCA_PSN_MASK;
+    if (!softhca_tp_envelope(s, qp, av, p->bth.dest_qpn, &env)) {
         qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: no source GID %u\n",
-                      qp->qpn, qp->attr.sgid_index);
+                      qp->qpn, av->sgid_index);
         return false;
     }
     len = softhca_build_roce(frame, sizeof(frame), &env, p, payload);
@@ -84,6 +84,13 @@ bool softhca_tp_send(SofthcaState *s, SofthcaQp *qp, SofthcaRocePacket *p,
                         p->bth.ack_req, p->payload_len);
     softhca_port_send(s, frame, len);
     return true;
+}
+
+bool softhca_tp_send(SofthcaState *s, SofthcaQp *qp, SofthcaRocePacket *p,
+                     const void *payload)
+{
+    return softhca_tp_send_av(s, qp, &qp->attr.av, qp->attr.dest_qpn, p,
+                              payload);
 }
 
 SofthcaMemStatus softhca_sge_copy(SofthcaState *s, SofthcaQp *qp,
@@ -198,7 +205,11 @@ void softhca_tp_sq_kick(SofthcaState *s, SofthcaQp *qp)
         softhca_req_flush(s, qp);
         return;
     }
-    softhca_req_run(s, qp);
+    if (softhca_qp_is_ud(qp)) {
+        softhca_ud_send_run(s, qp);
+    } else {
+        softhca_req_run(s, qp);
+    }
 }
 
 void softhca_tp_rq_kick(SofthcaState *s, SofthcaQp *qp)
@@ -209,10 +220,21 @@ void softhca_tp_rq_kick(SofthcaState *s, SofthcaQp *qp)
     /* Otherwise receive WQEs wait for the peer: it retries after RNR. */
 }
 
-static void softhca_tp_drop(SofthcaState *s, size_t len, const char *why)
+void softhca_tp_drop(SofthcaState *s, unsigned stat, size_t len,
+                     const char *why)
 {
-    s->rdma_stats[SHCA_STAT_RX_DROPPED]++;
+    s->rdma_stats[stat]++;
     trace_softhca_tp_rx_drop(len, why);
+}
+
+uint32_t softhca_port_mtu(const SofthcaState *s)
+{
+    uint32_t mtu = 4096;
+
+    while (mtu > 256 && mtu > s->mtu) {
+        mtu >>= 1;
+    }
+    return mtu;
 }
 
 void softhca_tp_receive(SofthcaState *s, const uint8_t *frame, size_t len)
@@ -230,34 +252,38 @@ void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len)
 
     if (!softhca_parse_udp(frame, len, &u) ||
         u.payload_len < SOFTHCA_BTH_LEN + SOFTHCA_ICRC_LEN) {
-        softhca_tp_drop(s, len, "short");
+        softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "short");
         return;
     }
     bth = frame + u.payload_off;
     if (!softhca_parse_roce(bth, u.payload_len, &p)) {
-        softhca_tp_drop(s, len, "malformed");
+        softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "malformed");
         return;
     }
     if (!softhca_icrc_check(frame, &u)) {
-        softhca_tp_drop(s, len, "bad ICRC");
+        softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "bad ICRC");
         return;
     }
     trace_softhca_tp_rx(p.bth.dest_qpn, p.bth.opcode, p.bth.psn,
                         p.bth.ack_req, p.payload_len);
+    if ((p.bth.opcode & SOFTHCA_TRANSPORT_MASK) == SOFTHCA_TRANSPORT_UD) {
+        softhca_ud_receive(s, frame, &u, &p, bth + p.payload_off);
+        return;
+    }
     if ((p.bth.pkey & 0x7fff) != (SOFTHCA_PKEY_DEFAULT & 0x7fff)) {
-        softhca_tp_drop(s, len, "P_Key");
+        softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "P_Key");
         return;
     }
     qp = softhca_qp_get(s, p.bth.dest_qpn);
     transport = p.bth.opcode & SOFTHCA_TRANSPORT_MASK;
     if (!qp || (qp->type != SHCA_QPT_RC && qp->type != SHCA_QPT_UC) ||
         transport != softhca_tp_transport(qp)) {
-        softhca_tp_drop(s, len, "no such QP");
+        softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "no such QP");
         return;
     }
     if (qp->state != SHCA_QPS_RTR && qp->state != SHCA_QPS_RTS &&
         qp->state != SHCA_QPS_SQD) {
-        softhca_tp_drop(s, len, "QP state");
+        softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "QP state");
         return;
     }
     s->rdma_stats[SHCA_STAT_RX_PACKETS]++;
@@ -269,7 +295,7 @@ void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len)
     case SOFTHCA_OP_ACKNOWLEDGE:
     case SOFTHCA_OP_ATOMIC_ACKNOWLEDGE:
         if (qp->state == SHCA_QPS_RTR) {
-            softhca_tp_drop(s, len, "response in RTR");
+            softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "response in RTR");
             return;
         }
         softhca_comp_receive(s, qp, &p, bth + p.payload_off);

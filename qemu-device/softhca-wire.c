@@ -63,7 +63,25 @@ static void wr_be64(uint8_t *p, uint64_t v)
     wr_be32(p + 4, v);
 }
 
-/* Returns the offset of the UDP header, or 0 if this is not IPv4/UDP. */
+/* The one's complement of the one's complement sum of 16-bit words */
+static uint16_t ip_checksum(const uint8_t *p, size_t len)
+{
+    uint32_t sum = 0;
+
+    for (size_t i = 0; i < len; i += 2) {
+        sum += rd_be16(p + i);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return ~sum;
+}
+
+/*
+ * Returns the offset of the UDP header, or 0 if this is not IPv4/UDP or
+ * its header is damaged: a datagram QP hands the header to software (as
+ * its GRH), so the lengths and the header checksum must be right.
+ */
 static size_t softhca_parse_ipv4(const uint8_t *ip, size_t len,
                                  SofthcaUdpFrame *f)
 {
@@ -76,7 +94,8 @@ static size_t softhca_parse_ipv4(const uint8_t *ip, size_t len,
     total = rd_be16(ip + 2);
     /* more fragments, or a fragment offset: not a whole datagram */
     if (ihl < IPV4_HDR_MIN || total < ihl || total > len ||
-        (rd_be16(ip + 6) & 0x3fff) || ip[9] != IP_PROTO_UDP_) {
+        (rd_be16(ip + 6) & 0x3fff) || ip[9] != IP_PROTO_UDP_ ||
+        ip_checksum(ip, ihl) != 0) {
         return 0;
     }
     memset(f->src_gid, 0, 10);
@@ -378,18 +397,9 @@ static bool gid_is_ipv4(const uint8_t *gid)
     return !memcmp(gid, v4_mapped, sizeof(v4_mapped));
 }
 
-/* The one's complement of the one's complement sum of 16-bit words */
-static uint16_t ip_checksum(const uint8_t *p, size_t len)
+bool softhca_gid_is_mcast(const uint8_t *gid)
 {
-    uint32_t sum = 0;
-
-    for (size_t i = 0; i < len; i += 2) {
-        sum += rd_be16(p + i);
-    }
-    while (sum >> 16) {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    return ~sum;
+    return gid_is_ipv4(gid) ? (gid[12] & 0xf0) == 0xe0 : gid[0] == 0xff;
 }
 
 #define IPV4_DF         0x4000

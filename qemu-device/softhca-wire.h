@@ -26,9 +26,16 @@ typedef struct SofthcaUdpFrame {
 /*
  * Parse an Ethernet frame carrying an unfragmented IPv4 or IPv6 UDP
  * datagram.  Returns false for anything else, including every frame whose
- * headers or lengths do not fit in len; never reads past buf + len.
+ * headers or lengths do not fit in len and every IPv4 header with a wrong
+ * checksum; never reads past buf + len.
  */
 bool softhca_parse_udp(const uint8_t *buf, size_t len, SofthcaUdpFrame *f);
+
+/*
+ * Whether a GID names a multicast address: IPv6 ff00::/8, or an
+ * IPv4-mapped address in 224.0.0.0/4.
+ */
+bool softhca_gid_is_mcast(const uint8_t *gid);
 
 /*
  * RoCEv2: the InfiniBand transport (BTH, extended headers, payload, ICRC)

@@ -44,6 +44,10 @@ OBJECT_DECLARE_SIMPLE_TYPE(SofthcaState, SOFTHCA)
 #define SOFTHCA_MIN_MTU         68
 #define SOFTHCA_DEFAULT_MTU     1500
 #define SOFTHCA_MAX_AQ_LOG      12
+#define SOFTHCA_MAX_MCAST_GRP   64
+#define SOFTHCA_MAX_MCAST_QP_ATTACH 8
+#define SOFTHCA_MAX_FAST_REG_PAGES 512
+#define SOFTHCA_QPN_GSI         1
 #define SOFTHCA_QPN_FIRST       2
 #define SOFTHCA_QP_TABLE        (SOFTHCA_QPN_FIRST + SOFTHCA_MAX_QP)
 #define SOFTHCA_MR_TABLE        (SOFTHCA_MAX_MR + 1)
@@ -83,6 +87,13 @@ typedef struct SofthcaEq {
     uint32_t ci;                /* driver's last doorbell */
     SofthcaBuf buf;
 } SofthcaEq;
+
+/* A multicast group (spec §17.3): its GID and the UD QPs attached. */
+typedef struct SofthcaMcastGroup {
+    uint8_t gid[16];
+    uint32_t nqps;              /* 0: the entry is free */
+    uint32_t qpns[SOFTHCA_MAX_MCAST_QP_ATTACH];
+} SofthcaMcastGroup;
 
 typedef struct SofthcaGid {
     bool valid;
@@ -141,11 +152,13 @@ struct SofthcaState {
     /* objects */
     SofthcaEq eqs[SOFTHCA_MAX_EQ];
     unsigned long *pd_map;
+    uint32_t pd_uctx[SOFTHCA_MAX_PD + 1];       /* each PD's context */
     unsigned long *uctx_map;
     SofthcaCq *cqs;             /* SOFTHCA_MAX_CQ, by cqn */
     SofthcaQp *qps;             /* SOFTHCA_QP_TABLE, by qpn */
     SofthcaMr *mrs;             /* SOFTHCA_MR_TABLE, by key >> 8 */
     uint64_t mr_pages;          /* page addresses held by all MRs */
+    SofthcaMcastGroup mcast[SOFTHCA_MAX_MCAST_GRP];
     bool cq_overrun_sweep;      /* moving the QPs of overrun CQs to ERR */
 
     SofthcaStats stats;
@@ -155,6 +168,15 @@ struct SofthcaState {
 static inline uint32_t softhca_ring_mask(const SofthcaRing *r)
 {
     return (1u << r->log_size) - 1;
+}
+
+/*
+ * CAPS.DGRAM (version 0.3: UD and GSI QPs, multicast, fast registration)
+ * comes with CAPS.QP; x-caps-qp=off is a version 0.1 device.
+ */
+static inline bool softhca_has_dgram(const SofthcaState *s)
+{
+    return s->caps_qp;
 }
 
 static inline bool softhca_ready(const SofthcaState *s)
@@ -205,6 +227,7 @@ void softhca_eq_reset(SofthcaState *s);
 
 /* softhca-cq.c, softhca-qp.c, softhca-mr.c: RDMA objects (spec §13) */
 bool softhca_uctx_ok(SofthcaState *s, uint32_t uctx);
+bool softhca_pd_ok(SofthcaState *s, uint32_t pdn);
 uint8_t softhca_cq_create(SofthcaState *s, const struct shca_aq_create_cq *c,
                           uint32_t *cqn);
 uint8_t softhca_cq_destroy(SofthcaState *s, uint32_t cqn);
@@ -222,6 +245,7 @@ uint8_t softhca_mr_reg(SofthcaState *s, const struct shca_aq_reg_mr *c,
                        uint32_t *key);
 uint8_t softhca_mr_dereg(SofthcaState *s, uint32_t key);
 void softhca_mr_reset(SofthcaState *s);
+void softhca_mcast_reset(SofthcaState *s);
 
 /* softhca-nic.c */
 extern NetClientInfo softhca_net_info;

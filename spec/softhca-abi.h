@@ -59,4 +59,11 @@ struct softhca_ibv_create_qp_resp {
 	__u32 qpn;
 };
 
+/* create_ah (CAPS.DGRAM): the destination MAC the kernel resolved */
+struct softhca_ibv_create_ah_resp {
+	__u32 comp_mask;
+	__u8 dmac[6];
+	__u8 reserved[2];
+};
+
 #endif /* SOFTHCA_ABI_USER_H */

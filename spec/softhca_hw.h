@@ -39,7 +39,7 @@ typedef uint64_t shca_le64;
 
 #define SHCA_MAGIC			0x41434853	/* "SHCA" */
 #define SHCA_VERSION_MAJOR		0
-#define SHCA_VERSION_MINOR		2
+#define SHCA_VERSION_MINOR		3
 #define SHCA_VERSION ((SHCA_VERSION_MAJOR << 16) | SHCA_VERSION_MINOR)
 
 /* BAR0 register offsets */
@@ -69,6 +69,9 @@ enum shca_reg {
 	SHCA_REG_PAGE_SIZE_CAP		= 0x050,
 	SHCA_REG_MAX_MTU		= 0x054,
 	SHCA_REG_MAX_AQ_LOG		= 0x058,
+	SHCA_REG_MAX_MCAST_GRP		= 0x05c,
+	SHCA_REG_MAX_MCAST_QP_ATTACH	= 0x060,
+	SHCA_REG_MAX_FAST_REG_PAGES	= 0x064,
 	/* control and status */
 	SHCA_REG_CTRL			= 0x100,	/* RW */
 	SHCA_REG_STATUS			= 0x104,	/* RO */
@@ -112,6 +115,7 @@ enum shca_reg {
 #define SHCA_CAP_NIC			(1u << 1)
 #define SHCA_CAP_IPV6			(1u << 2)
 #define SHCA_CAP_QP			(1u << 3)	/* QP, CQ, MR commands */
+#define SHCA_CAP_DGRAM			(1u << 4)	/* UD, GSI, mcast, fast reg */
 
 /* CTRL */
 #define SHCA_CTRL_EN			(1u << 0)
@@ -202,6 +206,9 @@ enum shca_aq_opcode {
 	SHCA_AQ_REG_MR			= 0x0e,
 	SHCA_AQ_DEREG_MR		= 0x0f,
 	SHCA_AQ_QUERY_STATS		= 0x10,
+	/* CAPS.DGRAM (spec §17) */
+	SHCA_AQ_ATTACH_MCAST		= 0x11,
+	SHCA_AQ_DETACH_MCAST		= 0x12,
 };
 
 enum shca_aq_status {
@@ -223,7 +230,7 @@ struct shca_aq_create_eq {
 };
 
 struct shca_aq_handle {
-	shca_le32 handle;	/* eqn, pdn or uctx, by opcode */
+	shca_le32 handle;	/* eqn, pdn or uctx, by opcode; ALLOC_PD: uctx */
 };
 
 #define SHCA_GID_VALID			(1u << 0)
@@ -299,6 +306,17 @@ enum shca_qp_state {
 	SHCA_QPS_ERR			= 6,
 };
 
+/* An address vector: of a connected QP, or of a UD send WQE (spec §17) */
+struct shca_av {
+	uint8_t dgid[16];	/* IPv4 as ::ffff:a.b.c.d */
+	uint8_t dmac[6];
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	shca_le32 flow_label;
+	shca_le16 sgid_index;
+	shca_le16 udp_sport;	/* 0: the device chooses */
+};
+
 struct shca_qp_attr {
 	uint8_t state;		/* enum shca_qp_state */
 	uint8_t path_mtu;	/* IBA encoding: 1 = 256 .. 5 = 4096 */
@@ -314,14 +332,7 @@ struct shca_qp_attr {
 	shca_le32 qkey;
 	shca_le32 access;	/* SHCA_ACCESS_REMOTE_* */
 	shca_le32 rsvd0;
-	/* address vector (SHCA_QP_ATTR_AV) */
-	uint8_t dgid[16];
-	uint8_t dmac[6];
-	uint8_t hop_limit;
-	uint8_t traffic_class;
-	shca_le32 flow_label;
-	shca_le16 sgid_index;
-	shca_le16 udp_sport;	/* 0: the device chooses */
+	struct shca_av av;	/* SHCA_QP_ATTR_AV */
 };
 
 #define SHCA_ACCESS_LOCAL_WRITE		(1u << 0)
@@ -329,6 +340,7 @@ struct shca_qp_attr {
 #define SHCA_ACCESS_REMOTE_READ		(1u << 2)
 #define SHCA_ACCESS_REMOTE_ATOMIC	(1u << 3)
 #define SHCA_ACCESS_PHYS		(1u << 8)	/* DMA MR: no pages */
+#define SHCA_ACCESS_FAST_REG		(1u << 9)	/* registered by WQE */
 
 struct shca_aq_reg_mr {
 	shca_le32 pdn;
@@ -338,6 +350,13 @@ struct shca_aq_reg_mr {
 	shca_le32 first_offset;	/* of iova in the first page */
 	shca_le32 rsvd;
 	struct shca_buf_desc pages;
+};
+
+/* ATTACH_MCAST, DETACH_MCAST */
+struct shca_aq_mcast {
+	shca_le32 qpn;
+	shca_le32 rsvd;
+	uint8_t gid[16];
 };
 
 struct shca_aq_query_stats {
@@ -360,6 +379,9 @@ enum shca_stat {
 	SHCA_STAT_FAULT_DROPPED,	/* fault injection */
 	SHCA_STAT_FAULT_DUPLICATED,
 	SHCA_STAT_FAULT_REORDERED,
+	SHCA_STAT_RX_BAD_QKEY,		/* datagrams: Q_Key or P_Key */
+	SHCA_STAT_RX_NO_RECV_WQE,	/* datagrams: no receive WQE */
+	SHCA_STAT_RX_BAD_MAD,		/* QP1: not a MAD */
 	SHCA_STAT_COUNT
 };
 
@@ -380,6 +402,7 @@ struct shca_aq_entry {
 		struct shca_aq_qp_attr qp_attr;
 		struct shca_aq_reg_mr reg_mr;
 		struct shca_aq_query_stats query_stats;
+		struct shca_aq_mcast mcast;
 		uint8_t raw[SHCA_AQ_PAYLOAD_SIZE];
 	};
 };
@@ -458,6 +481,9 @@ enum shca_wr_opcode {
 	SHCA_WR_RDMA_READ		= 0x05,
 	SHCA_WR_ATOMIC_CMP_SWP		= 0x06,
 	SHCA_WR_ATOMIC_FETCH_ADD	= 0x07,
+	/* CAPS.DGRAM (spec §18) */
+	SHCA_WR_REG_MR			= 0x08,	/* struct shca_fast_reg_wqe */
+	SHCA_WR_LOCAL_INV		= 0x09,	/* imm = key */
 };
 
 #define SHCA_WQE_SIGNALED		(1u << 0)
@@ -484,11 +510,32 @@ struct shca_send_wqe {
 	shca_le64 compare_add;
 	shca_le64 swap;
 	shca_le32 remote_qpn;	/* UD */
-	shca_le32 remote_qkey;	/* UD */
-	shca_le32 ah;		/* UD */
-	shca_le32 rsvd1;
-	/* then num_sge struct shca_sge, or inline_len bytes of data */
+	shca_le32 remote_qkey;	/* UD: bit 31 set = the QP's own */
+	shca_le64 rsvd1;
+	/*
+	 * then, UD and GSI only, a struct shca_av; then num_sge struct
+	 * shca_sge, or inline_len bytes of data
+	 */
 };
+
+/* REG_MR (spec §18): makes a fast-registration MR valid. */
+struct shca_fast_reg_wqe {
+	shca_le64 wr_id;
+	uint8_t opcode;		/* SHCA_WR_REG_MR */
+	uint8_t flags;		/* SHCA_WQE_SIGNALED, SHCA_WQE_FENCE */
+	uint8_t page_shift;	/* 12..21 */
+	uint8_t rsvd0;
+	shca_le32 access;	/* SHCA_ACCESS_LOCAL_WRITE, _REMOTE_* */
+	shca_le64 iova;
+	shca_le64 length;
+	shca_le32 key;		/* the MR's index, new tag in bits 7:0 */
+	shca_le32 npages;	/* page addresses in the MR's list page */
+	uint8_t rsvd1[24];
+};
+
+/* UD: the destination QPN of multicast, the Q_Key of QP1 */
+#define SHCA_MCAST_QPN			0xffffffu
+#define SHCA_GSI_QKEY			0x80010000u
 
 struct shca_recv_wqe {
 	shca_le64 wr_id;
@@ -520,13 +567,16 @@ enum shca_cqe_opcode {
 	SHCA_CQE_OP_RDMA_READ		= 0x02,
 	SHCA_CQE_OP_COMP_SWAP		= 0x03,
 	SHCA_CQE_OP_FETCH_ADD		= 0x04,
+	SHCA_CQE_OP_LOCAL_INV		= 0x06,
+	SHCA_CQE_OP_REG_MR		= 0x08,
 	SHCA_CQE_OP_RECV		= 0x80,
 	SHCA_CQE_OP_RECV_RDMA_IMM	= 0x81,
 };
 
 #define SHCA_CQE_WITH_IMM		(1u << 0)
 #define SHCA_CQE_WITH_INV		(1u << 1)
-#define SHCA_CQE_GRH			(1u << 2)
+#define SHCA_CQE_GRH			(1u << 2)	/* UD: 40 bytes of GRH first */
+#define SHCA_CQE_IPV4			(1u << 3)	/* ... holding IPv4 */
 
 struct shca_cqe {
 	shca_le64 wr_id;
@@ -564,6 +614,9 @@ _Static_assert(sizeof(struct shca_qp_attr) == 64, "shca_qp_attr");
 _Static_assert(sizeof(struct shca_aq_reg_mr) == 48, "shca_aq_reg_mr");
 _Static_assert(sizeof(struct shca_sge) == 16, "shca_sge");
 _Static_assert(sizeof(struct shca_send_wqe) == 64, "shca_send_wqe");
+_Static_assert(sizeof(struct shca_fast_reg_wqe) == 64, "shca_fast_reg_wqe");
+_Static_assert(sizeof(struct shca_av) == 32, "shca_av");
+_Static_assert(sizeof(struct shca_aq_mcast) == 24, "shca_aq_mcast");
 _Static_assert(sizeof(struct shca_recv_wqe) == 16, "shca_recv_wqe");
 _Static_assert(sizeof(struct shca_cqe) == SHCA_CQE_SIZE, "shca_cqe");
 _Static_assert(sizeof(struct shca_cq_record) == 8, "shca_cq_record");

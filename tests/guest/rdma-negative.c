@@ -27,11 +27,9 @@
  * Timeout 10 and retry_cnt 3 on the requester: an unanswered WQE fails in
  * well under a second of guest time.  Exits 1 if any check failed.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <netdb.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -39,7 +37,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -96,14 +93,6 @@ static void die(const char *fmt, ...)
 	exit(2);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* --- TCP ----------------------------------------------------------------- */
 
 static void xfer(void *p, size_t len, bool out)
@@ -123,38 +112,11 @@ static void sync_peer(void)
 
 static void tcp_setup(void)
 {
-	if (server) {
-		struct sockaddr_in6 sa = { .sin6_family = AF_INET6,
-					   .sin6_port = htons(tcp_port) };
-		int one = 1, lfd = socket(AF_INET6, SOCK_STREAM, 0);
-
-		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
-		    listen(lfd, 1))
-			die("listen: %s", strerror(errno));
-		sock = accept(lfd, NULL, NULL);
-		if (sock < 0)
-			die("accept");
-		close(lfd);
-	} else {
-		struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
-		char port[16];
-
-		snprintf(port, sizeof(port), "%d", tcp_port);
-		if (getaddrinfo(host, port, &hints, &res))
-			die("cannot resolve %s", host);
-		for (int t = 0; t < 50; t++) {
-			sock = socket(res->ai_family, SOCK_STREAM, 0);
-			if (!connect(sock, res->ai_addr, res->ai_addrlen))
-				break;
-			close(sock);
-			sock = -1;
-			usleep(200000);
-		}
-		freeaddrinfo(res);
-		if (sock < 0)
-			die("cannot connect to %s", host);
-	}
+	sock = server ? guest_tcp_accept(tcp_port) :
+		 guest_tcp_connect(host, tcp_port);
+	if (sock < 0)
+		die("no TCP connection on port %d: %s", tcp_port,
+		    strerror(errno));
 }
 
 /* --- verbs ------------------------------------------------------------- */
@@ -307,11 +269,11 @@ static const char *state_name(enum ibv_qp_state s)
 /* Waits up to @sec for one completion; false if none came. */
 static bool poll_one(struct conn *c, struct ibv_wc *wc, double sec)
 {
-	double end = now() + sec;
+	double end = guest_now() + sec;
 	int n;
 
 	while (!(n = ibv_poll_cq(c->cq, 1, wc)))
-		if (now() > end)
+		if (guest_now() > end)
 			return false;
 	if (n < 0)
 		die("poll_cq");
@@ -615,7 +577,7 @@ static void stream_until_error(struct conn *c, double limit, bool announce)
 {
 	uint64_t posted = 0, done = 0, ok = 0, flushed = 0;
 	enum ibv_wc_status first = IBV_WC_SUCCESS;
-	double start = now(), t_err = 0;
+	double start = guest_now(), t_err = 0;
 	bool failed = false;
 	struct ibv_wc wc;
 
@@ -631,7 +593,7 @@ static void stream_until_error(struct conn *c, double limit, bool announce)
 		if (failed && done == posted)
 			break;
 		if (!poll_one(c, &wc, 1)) {
-			if (now() - start > limit)
+			if (guest_now() - start > limit)
 				break;
 			continue;
 		}
@@ -649,14 +611,14 @@ static void stream_until_error(struct conn *c, double limit, bool announce)
 		} else if (!failed) {
 			failed = true;
 			first = wc.status;
-			t_err = now();
+			t_err = guest_now();
 		} else {
 			CHECK(wc.status == IBV_WC_WR_FLUSH_ERR,
 			      "wr_id %" PRIu64 ": %s after the failure",
 			      wc.wr_id, ibv_wc_status_str(wc.status));
 			flushed++;
 		}
-		if (now() - start > limit)
+		if (guest_now() - start > limit)
 			break;
 	}
 	printf("%s: %" PRIu64 " WRITEs posted, %" PRIu64 " succeeded, then "

@@ -28,7 +28,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <netdb.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -506,75 +505,18 @@ static void rx(int fd, void *p, size_t len)
 	xfer(fd, p, len, false);
 }
 
-static int tcp_connect(void)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC,
-				  .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res, *t;
-	char port[16];
-	int fd = -1;
-
-	snprintf(port, sizeof(port), "%d", o.port);
-	if (getaddrinfo(o.host, port, &hints, &res))
-		die("cannot resolve %s", o.host);
-	for (int tries = 0; tries < 50 && fd < 0; tries++) {
-		for (t = res; t; t = t->ai_next) {
-			fd = socket(t->ai_family, t->ai_socktype, 0);
-			if (fd < 0)
-				continue;
-			if (!connect(fd, t->ai_addr, t->ai_addrlen))
-				break;
-			close(fd);
-			fd = -1;
-		}
-		if (fd < 0)
-			usleep(200000);
-	}
-	freeaddrinfo(res);
-	if (fd < 0)
-		die("cannot connect to %s:%d", o.host, o.port);
-	return fd;
-}
-
-static int tcp_accept(void)
-{
-	struct sockaddr_in6 sa = { .sin6_family = AF_INET6,
-				   .sin6_port = htons(o.port) };
-	int one = 1, lfd, fd;
-
-	lfd = socket(AF_INET6, SOCK_STREAM, 0);
-	if (lfd < 0)
-		die("socket");
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1))
-		die("listen on %d: %s", o.port, strerror(errno));
-	fd = accept(lfd, NULL, NULL);
-	if (fd < 0)
-		die("accept");
-	close(lfd);
-	return fd;
-}
-
 /* --- completions --------------------------------------------------------- */
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Polls one completion and checks it; false if none came in time. */
 static bool expect_wc(struct ctx *c, uint64_t wr_id, enum ibv_wc_opcode op,
 		      long byte_len, bool imm, uint32_t imm_data)
 {
-	double deadline = now() + o.timeout_s;
+	double deadline = guest_now() + o.timeout_s;
 	struct ibv_wc wc;
 	int n;
 
 	while ((n = ibv_poll_cq(c->cq, 1, &wc)) == 0) {
-		if (now() > deadline) {
+		if (guest_now() > deadline) {
 			err("no completion for wr_id %#" PRIx64 " in %d s",
 			    wr_id, o.timeout_s);
 			return false;
@@ -987,7 +929,10 @@ int main(int argc, char **argv)
 	srand(o.seed ^ (server ? 1 : 2));
 
 	setup(&c);
-	c.sock = server ? tcp_accept() : tcp_connect();
+	c.sock = server ? guest_tcp_accept(o.port) :
+			  guest_tcp_connect(o.host, o.port);
+	if (c.sock < 0)
+		die("no TCP connection on port %d: %s", o.port, strerror(errno));
 	/* a peer that hangs without closing fails us too, in bounded time */
 	setsockopt(c.sock, SOL_SOCKET, SO_RCVTIMEO,
 		   &(struct timeval){ .tv_sec = 2 * o.timeout_s + 60 },
@@ -1019,7 +964,7 @@ int main(int argc, char **argv)
 
 	rng_state = o.seed;
 	st.sum = FNV_INIT;
-	start = now();
+	start = guest_now();
 	for (cur_round = 0; cur_round < o.rounds; cur_round++) {
 		struct round r;
 
@@ -1043,7 +988,7 @@ int main(int argc, char **argv)
 	}
 	printf("%s: %u rounds in %.1f s, %llu bytes, %lu WQEs, checksum %#"
 	       PRIx64 ", errors %lu\n", server ? "server" : "client",
-	       cur_round, now() - start, st.bytes, st.wqes, st.sum, st.errors);
+	       cur_round, guest_now() - start, st.bytes, st.wqes, st.sum, st.errors);
 	for (int i = 0; i < OP_COUNT; i++)
 		printf("  %-9s %lu\n", op_names[i], st.ops[i]);
 	ibv_destroy_qp(c.qp);

@@ -12,16 +12,23 @@ gid_index() {
 		sed -n "s/.*GID\[ *\([0-9]*\)\]:[[:space:]]*$3, RoCE v2\$/\1/p"
 }
 
+# Wait up to 20 s until node $1 listens on TCP port 18515.
+tcp_listening() {
+	local t
+	for t in $(seq 40); do
+		on "$1" -- sh -c 'ss -ltn | grep -q :18515' && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
 # Run "server" on node $1 in the background and "client" on node $2; both
 # must succeed.  The client's output goes to stdout, then the server's.
 # The tools used (pingpongs, perftest) meet on TCP port 18515 first.
 pair() {	# server-node client-node server-command client-command
 	local s=$1 c=$2 t rc
 	"$lab" exec -b "$s" -- sh -c "rm -f /tmp/srv.rc; $3 > /tmp/srv.log 2>&1; echo \$? > /tmp/srv.rc"
-	for t in $(seq 40); do
-		on "$s" -- sh -c 'ss -ltn | grep -q :18515' && break
-		sleep 0.5
-	done
+	tcp_listening "$s"
 	on "$c" -- sh -c "$4"
 	rc=$?
 	for t in $(seq 60); do
@@ -41,23 +48,40 @@ verbs_pair() {
 	dev_pair "$family" 2 "$dev" 1 "$dev" "$@"
 }
 
-# Like pair, but the client runs in the background too, so that it may take
-# longer than one exec allows: both must be done within $5 seconds.
-pair_long() {	# server-node client-node server-command client-command seconds
-	local s=$1 c=$2 t rc=1 deadline=$((SECONDS + $5))
-	"$lab" exec -b "$s" -- sh -c "rm -f /tmp/srv.rc; $3 > /tmp/srv.log 2>&1; echo \$? > /tmp/srv.rc"
+# Wait up to 20 s until node $1 has an rdma_cm ID of command $2, in state
+# $3 if given (e.g. LISTEN: rdma_cm servers listen on no TCP port).
+cm_id_up() {	# node command [state]
+	local t
 	for t in $(seq 40); do
-		on "$s" -- sh -c 'ss -ltn | grep -q :18515' && break
+		on "$1" -- rdma resource show cm_id |
+			grep -E "${3:+state $3 .*}comm $2( |\$)" >/dev/null && return 0
 		sleep 0.5
 	done
+	echo "node $1: no rdma_cm ID of $2${3:+ in state $3}"
+	return 1
+}
+
+# Like pair, but the client runs in the background too, so that it may take
+# longer than one exec allows: both must be done within $5 seconds.  The
+# client starts once the server listens on TCP port 18515, or once the
+# command READY... succeeds.  Log lines are cut to 300 characters (rping
+# -v prints whole buffers).
+pair_long() {	# server-node client-node server-command client-command seconds [READY...]
+	local s=$1 c=$2 t rc=1 deadline=$((SECONDS + $5))
+	"$lab" exec -b "$s" -- sh -c "rm -f /tmp/srv.rc; $3 > /tmp/srv.log 2>&1; echo \$? > /tmp/srv.rc"
+	if [ $# -gt 5 ]; then
+		"${@:6}"
+	else
+		tcp_listening "$s"
+	fi
 	"$lab" exec -b "$c" -- sh -c "rm -f /tmp/cli.rc; $4 > /tmp/cli.log 2>&1; echo \$? > /tmp/cli.rc"
 	while [ "$SECONDS" -lt "$deadline" ]; do
 		on "$c" -- test -e /tmp/cli.rc && on "$s" -- test -e /tmp/srv.rc && break
 		sleep 1
 	done
-	on "$c" -- cat /tmp/cli.log
+	on "$c" -- cut -c1-300 /tmp/cli.log
 	echo "--- server on node $s:"
-	on "$s" -- cat /tmp/srv.log
+	on "$s" -- cut -c1-300 /tmp/srv.log
 	[ "$(on "$c" -- cat /tmp/cli.rc 2>/dev/null)" = 0 ] &&
 		[ "$(on "$s" -- cat /tmp/srv.rc 2>/dev/null)" = 0 ] && rc=0
 	[ "$rc" = 0 ] || echo "client or server failed or not done after $5 s"
@@ -85,6 +109,12 @@ dev_pair() {
 	else
 		pair "$s" "$c" "$tool -d $sdev $flag $gs $*" "$tool -d $cdev $flag $gc $* 10.0.0.$s"
 	fi
+}
+
+# Device $2's hardware counter $3 on node $1 (rdma statistic show link).
+hw_counter() {	# node dev name
+	on "$1" -- rdma statistic show link "$2/1" |
+		awk -v k="$3" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }'
 }
 
 # Node $1's RDMA port counter $2 (rdma stat show), e.g. rx_packets.

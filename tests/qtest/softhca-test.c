@@ -188,6 +188,11 @@ static void test_identity(void)
     g_assert_cmphex(rd(&h, SHCA_REG_CAPS) & SHCA_CAP_ROCE_V2, ==,
                     SHCA_CAP_ROCE_V2);
     g_assert_cmphex(rd(&h, SHCA_REG_CAPS) & SHCA_CAP_QP, ==, SHCA_CAP_QP);
+    g_assert_cmphex(rd(&h, SHCA_REG_CAPS) & SHCA_CAP_DGRAM, ==,
+                    SHCA_CAP_DGRAM);
+    g_assert_cmpuint(rd(&h, SHCA_REG_MAX_MCAST_GRP), ==, 64);
+    g_assert_cmpuint(rd(&h, SHCA_REG_MAX_MCAST_QP_ATTACH), ==, 8);
+    g_assert_cmpuint(rd(&h, SHCA_REG_MAX_FAST_REG_PAGES), ==, 512);
     g_assert_cmpuint(rd(&h, SHCA_REG_NUM_VECTORS), ==, 6);
     g_assert_cmpuint(qpci_msix_table_size(h.dev), ==, 6);
     g_assert_cmpuint(rd(&h, SHCA_REG_MAX_UCTX), ==, 63);
@@ -231,6 +236,15 @@ static void test_admin_pd_uctx(void)
     g_assert_cmpuint(hca_simple(&h, SHCA_AQ_ALLOC_UCTX, 0, &uctx), ==,
                      SHCA_AQ_OK);
     g_assert_cmpuint(uctx, ==, 1);
+    /* a PD belongs to a context that exists, which it keeps busy */
+    g_assert_cmpuint(hca_simple(&h, SHCA_AQ_ALLOC_PD, 2, &pd2), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(hca_simple(&h, SHCA_AQ_ALLOC_PD, uctx, &pd2), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&h, SHCA_AQ_DEALLOC_UCTX, uctx, NULL), ==,
+                     SHCA_AQ_BUSY);
+    g_assert_cmpuint(hca_simple(&h, SHCA_AQ_DEALLOC_PD, pd2, NULL), ==,
+                     SHCA_AQ_OK);
     g_assert_cmpuint(hca_simple(&h, SHCA_AQ_DEALLOC_UCTX, uctx, NULL), ==,
                      SHCA_AQ_OK);
     g_assert_cmpuint(hca_simple(&h, SHCA_AQ_DEALLOC_UCTX, 300, NULL), ==,
@@ -580,6 +594,21 @@ static uint16_t nic_wait_rx(Hca *h, Nic *n, uint32_t i)
     g_assert_not_reached();
 }
 
+/* Write the header checksum of the 20-byte IPv4 header at ip. */
+static void ipv4_csum(uint8_t *ip)
+{
+    uint32_t sum = 0;
+
+    stw_be_p(ip + 10, 0);
+    for (int i = 0; i < 20; i += 2) {
+        sum += lduw_be_p(ip + i);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    stw_be_p(ip + 10, ~sum);
+}
+
 /* Ethernet + IPv4 + UDP to dst_ip:dst_port, padded to 64 bytes. */
 static size_t make_udp_frame(uint8_t *f, const uint8_t *mac, uint32_t dst_ip,
                              uint16_t dst_port)
@@ -596,6 +625,7 @@ static size_t make_udp_frame(uint8_t *f, const uint8_t *mac, uint32_t dst_ip,
     stw_be_p(f + 34, 4791);
     stw_be_p(f + 36, dst_port);
     stw_be_p(f + 38, 64 - 34);
+    ipv4_csum(f + 14);
     return 64;
 }
 
@@ -765,6 +795,16 @@ static uint32_t rdma_cq(Rdma *r, uint32_t uctx, uint8_t log_size,
 }
 
 /* CREATE_QP with one page per queue: 2^4 WQEs of 2^6 (SQ) / 2^5 (RQ). */
+/* A new PD of the context uctx, or 0 if the device refuses one. */
+static uint32_t rdma_user_pd(Rdma *r, uint32_t uctx)
+{
+    uint32_t pdn = 0;
+
+    hca_simple(&r->h, SHCA_AQ_ALLOC_PD, uctx, &pdn);
+    return pdn;
+}
+
+/* CREATE_QP of the context uctx, with the kernel's PD or a new one of uctx */
 static void rdma_qp_cmd(Rdma *r, struct shca_aq_entry *cmd, uint32_t uctx,
                         uint8_t type, uint32_t scq, uint32_t rcq,
                         uint64_t sq, uint64_t rq)
@@ -773,7 +813,7 @@ static void rdma_qp_cmd(Rdma *r, struct shca_aq_entry *cmd, uint32_t uctx,
 
     *cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_CREATE_QP };
     c->uctx = cpu_to_le32(uctx);
-    c->pdn = cpu_to_le32(r->pd);
+    c->pdn = cpu_to_le32(uctx ? rdma_user_pd(r, uctx) : r->pd);
     c->send_cqn = cpu_to_le32(scq);
     c->recv_cqn = cpu_to_le32(rcq);
     c->type = type;
@@ -846,14 +886,14 @@ static struct shca_qp_attr rc_attr(uint8_t state)
         .sq_psn = cpu_to_le32(0x000100),
         .access = cpu_to_le32(SHCA_ACCESS_REMOTE_WRITE |
                               SHCA_ACCESS_REMOTE_READ),
-        .hop_limit = 64,
-        .flow_label = cpu_to_le32(0x12345),
-        .udp_sport = cpu_to_le16(0xc000),
+        .av.hop_limit = 64,
+        .av.flow_label = cpu_to_le32(0x12345),
+        .av.udp_sport = cpu_to_le16(0xc000),
     };
 
-    memcpy(a.dmac, "\x52\x54\x00\x12\x34\x99", 6);
-    a.dgid[10] = a.dgid[11] = 0xff;
-    stl_be_p(a.dgid + 12, 0x0a000002);
+    memcpy(a.av.dmac, "\x52\x54\x00\x12\x34\x99", 6);
+    a.av.dgid[10] = a.av.dgid[11] = 0xff;
+    stl_be_p(a.av.dgid + 12, 0x0a000002);
     return a;
 }
 
@@ -866,7 +906,11 @@ static void test_rdma_caps_gate(void)
     hca_start(&r.h, ",x-caps-qp=off");
     hca_enable(&r.h);
     g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_QP, ==, 0);
-    for (uint8_t op = SHCA_AQ_CREATE_CQ; op <= SHCA_AQ_QUERY_STATS; op++) {
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_DGRAM, ==, 0);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_VERSION), ==, 1);
+    g_assert_cmpuint(rd(&r.h, SHCA_REG_MAX_MCAST_GRP), ==, 0);
+    g_assert_cmpuint(rd(&r.h, SHCA_REG_MAX_FAST_REG_PAGES), ==, 0);
+    for (uint8_t op = SHCA_AQ_CREATE_CQ; op <= SHCA_AQ_DETACH_MCAST; op++) {
         cmd.opcode = op;
         g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_OPCODE);
     }
@@ -988,6 +1032,13 @@ static void test_qp_create_checks(void)
     g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
     rdma_qp_cmd(&r, &cmd, uctx, SHCA_QPT_RC, cq, ucq, sq, rq);
     g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    /* a PD of another context, either way */
+    rdma_qp_cmd(&r, &cmd, uctx, SHCA_QPT_RC, ucq, ucq, sq, rq);
+    cmd.create_qp.pdn = cpu_to_le32(r.pd);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, rq);
+    cmd.create_qp.pdn = cpu_to_le32(rdma_user_pd(&r, uctx));
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
     /* types: unknown, GSI for a user context */
     rdma_qp_cmd(&r, &cmd, 0, 0x07, cq, cq, sq, rq);
     g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
@@ -1089,12 +1140,12 @@ static void test_qp_modify_path(void)
     g_assert_cmphex(le32_to_cpu(q.rq_psn), ==, 0xabcdef);
     g_assert_cmpuint(q.max_dest_rd_atomic, ==, 8);
     g_assert_cmpuint(q.min_rnr_timer, ==, 12);
-    g_assert(memcmp(q.dgid, a.dgid, 16) == 0);
-    g_assert(memcmp(q.dmac, a.dmac, 6) == 0);
-    g_assert_cmpuint(q.hop_limit, ==, 64);
-    g_assert_cmphex(le32_to_cpu(q.flow_label), ==, 0x12345);
-    g_assert_cmpuint(le16_to_cpu(q.sgid_index), ==, 0);
-    g_assert_cmphex(le16_to_cpu(q.udp_sport), ==, 0xc000);
+    g_assert(memcmp(q.av.dgid, a.av.dgid, 16) == 0);
+    g_assert(memcmp(q.av.dmac, a.av.dmac, 6) == 0);
+    g_assert_cmpuint(q.av.hop_limit, ==, 64);
+    g_assert_cmphex(le32_to_cpu(q.av.flow_label), ==, 0x12345);
+    g_assert_cmpuint(le16_to_cpu(q.av.sgid_index), ==, 0);
+    g_assert_cmphex(le16_to_cpu(q.av.udp_sport), ==, 0xc000);
 
     a.state = SHCA_QPS_RTS;
     g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTS_MASK, &a), ==, SHCA_AQ_OK);
@@ -1209,10 +1260,10 @@ static void test_qp_modify_illegal(void)
     g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK, &a), ==,
                      SHCA_AQ_BAD_PARAM);
     a = rc_attr(SHCA_QPS_RTR);
-    a.sgid_index = cpu_to_le16(1);      /* not a valid GID */
+    a.av.sgid_index = cpu_to_le16(1);      /* not a valid GID */
     g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK, &a), ==,
                      SHCA_AQ_BAD_PARAM);
-    a.sgid_index = cpu_to_le16(5000);
+    a.av.sgid_index = cpu_to_le16(5000);
     g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK, &a), ==,
                      SHCA_AQ_BAD_PARAM);
     a = rc_attr(SHCA_QPS_RTR);
@@ -1643,6 +1694,19 @@ static void test_mr_reg(void)
     buf_direct(&d, data, 1);
     g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS, 0, 100, 0, &d, &key4),
                      ==, SHCA_AQ_BAD_PARAM);
+    /* guest-physical MRs are the kernel's: not on a user context's PD */
+    {
+        uint32_t uctx, kpd = r.pd;
+
+        g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_UCTX, 0, &uctx), ==,
+                         SHCA_AQ_OK);
+        r.pd = rdma_user_pd(&r, uctx);
+        g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS | rw, 0, RAM_TOP,
+                                     0, NULL, &key4), ==, SHCA_AQ_BAD_PARAM);
+        g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_FAST_REG, 0, 0, 0, &d,
+                                     &key4), ==, SHCA_AQ_BAD_PARAM);
+        r.pd = kpd;
+    }
 
     /* the index is reused with another tag; old keys are dead */
     g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, key2, NULL), ==,
@@ -1664,7 +1728,7 @@ static void test_mr_reg(void)
     /* a PD with MRs stays; another PD's number is not ours */
     g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_PD, r.pd, NULL), ==,
                      SHCA_AQ_BUSY);
-    r.pd = 2;
+    r.pd = 99;
     g_assert_cmpuint(rdma_reg_mr(&r, 0, 0, 100, 0, &d, &key3), ==,
                      SHCA_AQ_BAD_HANDLE);
     r.pd = 1;
@@ -1769,9 +1833,9 @@ static void loop_connect(Rdma *r, Loop *l, bool init)
     a.dest_qpn = cpu_to_le32(l->qpn);
     a.sq_psn = a.rq_psn;        /* it answers its own requests */
     a.timeout = 8;              /* 1 ms: retransmit soon under faults */
-    a.dgid[10] = a.dgid[11] = 0xff;
-    stl_be_p(a.dgid + 12, 0x0a000001);
-    memcpy(a.dmac, l->mac, 6);
+    a.av.dgid[10] = a.av.dgid[11] = 0xff;
+    stl_be_p(a.av.dgid + 12, 0x0a000001);
+    memcpy(a.av.dmac, l->mac, 6);
     g_assert_cmpuint(rdma_modify(r, l->qpn, rc ? RC_RTR_MASK : UC_RTR_MASK,
                                  &a), ==, SHCA_AQ_OK);
     a.state = SHCA_QPS_RTS;
@@ -2309,6 +2373,696 @@ static void test_fault_props(void)
     qtest_quit(qts);
 }
 
+/*
+ * Datagram QPs (spec §17): UD and GSI QPs of one device talk to each
+ * other through the dgram netdev that sends to itself, like the loop QPs.
+ */
+typedef struct Ud {
+    uint32_t qpn, scq, rcq;
+    uint64_t scqbuf, rcqbuf, sq, rq;
+    uint32_t scq_n, rcq_n;
+} Ud;
+
+#define UD_SQ_SHIFT 7           /* header, AV and one SGE */
+#define UD_SQ_SIZE  (1u << (12 - UD_SQ_SHIFT))
+#define UD_QKEY     0x11223344
+#define UD_IP       0x0a000001  /* GID 0 */
+#define UD_MCAST_IP 0xe0000005  /* 224.0.0.5 */
+
+/* A UD or GSI QP of the kernel, in RTS with Q_Key qkey. */
+static void ud_start(Rdma *r, Ud *u, uint8_t type, uint32_t qkey)
+{
+    struct shca_qp_attr a = {
+        .state = SHCA_QPS_INIT,
+        .qkey = cpu_to_le32(qkey),
+    };
+    struct shca_aq_entry cmd;
+
+    memset(u, 0, sizeof(*u));
+    u->scq = rdma_cq(r, 0, LOOP_CQ_LOG, &u->scqbuf);
+    u->rcq = rdma_cq(r, 0, LOOP_CQ_LOG, &u->rcqbuf);
+    u->sq = guest_alloc(&r->h.alloc, 4096);
+    u->rq = guest_alloc(&r->h.alloc, 4096);
+    rdma_qp_cmd(r, &cmd, 0, type, u->scq, u->rcq, u->sq, u->rq);
+    cmd.create_qp.sq_log_size = 12 - UD_SQ_SHIFT;
+    cmd.create_qp.sq_wqe_shift = UD_SQ_SHIFT;
+    g_assert_cmpuint(hca_cmd(&r->h, &cmd, &u->qpn), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_modify(r, u->qpn, SHCA_QP_ATTR_STATE |
+                                 SHCA_QP_ATTR_QKEY, &a), ==, SHCA_AQ_OK);
+    a.state = SHCA_QPS_RTR;
+    g_assert_cmpuint(rdma_modify(r, u->qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    a.state = SHCA_QPS_RTS;
+    a.sq_psn = cpu_to_le32(0xfffffe);   /* wraps after two sends */
+    g_assert_cmpuint(rdma_modify(r, u->qpn, SHCA_QP_ATTR_STATE |
+                                 SHCA_QP_ATTR_SQ_PSN, &a), ==, SHCA_AQ_OK);
+}
+
+/* The AV of the port itself (ip: unicast GID 0, or a multicast group). */
+static struct shca_av ud_av(Rdma *r, uint32_t ip)
+{
+    struct shca_av av = { .hop_limit = 64 };
+
+    av.dgid[10] = av.dgid[11] = 0xff;
+    stl_be_p(av.dgid + 12, ip);
+    if (ip == UD_IP) {
+        stl_le_p(av.dmac, rd(&r->h, SHCA_REG_MAC_LO));
+        stw_le_p(av.dmac + 4, rd(&r->h, SHCA_REG_MAC_HI));
+    } else {
+        memcpy(av.dmac, "\x01\x00\x5e\x00\x00\x05", 6);
+    }
+    return av;
+}
+
+/* Post and ring UD send WQE i: header w, then av, then one SGE. */
+static void ud_send(Rdma *r, Ud *u, uint16_t i, struct shca_send_wqe *w,
+                    const struct shca_av *av, uint64_t addr, uint32_t len,
+                    uint32_t key)
+{
+    uint64_t slot = u->sq + ((uint64_t)(i % UD_SQ_SIZE) << UD_SQ_SHIFT);
+    struct shca_sge sge = {
+        .addr = cpu_to_le64(addr),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(key),
+    };
+
+    w->num_sge = 1;
+    qtest_memwrite(r->h.qts, slot, w, sizeof(*w));
+    qtest_memwrite(r->h.qts, slot + sizeof(*w), av, sizeof(*av));
+    qtest_memwrite(r->h.qts, slot + sizeof(*w) + sizeof(*av), &sge,
+                   sizeof(sge));
+    rdma_db(r, 0, SHCA_DB_SQ, (uint32_t)(i + 1) << 16 | u->qpn);
+}
+
+/* A signaled SEND of len bytes at addr to dqpn with Q_Key qkey. */
+static void ud_send_simple(Rdma *r, Ud *u, uint16_t i, uint32_t ip,
+                           uint32_t dqpn, uint32_t qkey, uint64_t addr,
+                           uint32_t len, uint32_t key)
+{
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(0x5000 + i),
+        .opcode = SHCA_WR_SEND,
+        .flags = SHCA_WQE_SIGNALED,
+        .remote_qpn = cpu_to_le32(dqpn),
+        .remote_qkey = cpu_to_le32(qkey),
+    };
+    struct shca_av av = ud_av(r, ip);
+
+    ud_send(r, u, i, &w, &av, addr, len, key);
+}
+
+/* Post and ring receive WQE i (one SGE). */
+static void ud_recv(Rdma *r, Ud *u, uint16_t i, uint64_t addr, uint32_t len,
+                    uint32_t key)
+{
+    struct shca_recv_wqe w = {
+        .wr_id = cpu_to_le64(0x7000 + i),
+        .num_sge = 1,
+    };
+    struct shca_sge sge = {
+        .addr = cpu_to_le64(addr),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(key),
+    };
+    uint64_t slot = u->rq + ((uint64_t)(i & 15) << LOOP_RQ_SHIFT);
+
+    qtest_memwrite(r->h.qts, slot, &w, sizeof(w));
+    qtest_memwrite(r->h.qts, slot + sizeof(w), &sge, sizeof(sge));
+    rdma_db(r, 0, SHCA_DB_RQ, (uint32_t)(i + 1) << 16 | u->qpn);
+}
+
+/* One MR over all of RAM, for the SGEs of the datagram tests. */
+static uint32_t ud_phys_key(Rdma *r)
+{
+    uint32_t key;
+
+    g_assert_cmpuint(rdma_reg_mr(r, SHCA_ACCESS_PHYS | SHCA_ACCESS_LOCAL_WRITE,
+                                 0, RAM_TOP, 0, NULL, &key), ==, SHCA_AQ_OK);
+    return key;
+}
+
+/* Wait (bounded) until counter stat reaches want. */
+static void wait_stat(Rdma *r, unsigned stat, uint64_t want)
+{
+    uint64_t stats[SHCA_STAT_COUNT];
+
+    for (int tries = 0; tries < 400; tries++) {
+        rdma_stats(r, stats);
+        if (stats[stat] >= want) {
+            g_assert_cmpuint(stats[stat], ==, want);
+            return;
+        }
+        g_usleep(5 * 1000);
+        qtest_clock_step(r->h.qts, 1000 * 1000);
+    }
+    g_assert_not_reached();
+}
+
+static void check_ud_recv(struct shca_cqe cqe, uint16_t i, uint32_t len,
+                          uint32_t src_qp)
+{
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmphex(cqe.opcode, ==, SHCA_CQE_OP_RECV);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x7000 + i);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 40 + len);
+    g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, src_qp);
+    g_assert_cmphex(cqe.flags & ~SHCA_CQE_WITH_IMM, ==,
+                    SHCA_CQE_GRH | SHCA_CQE_IPV4);
+}
+
+static void test_ud_send_recv(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    uint8_t data[600], got[40 + 600];
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(0x5001),
+        .opcode = SHCA_WR_SEND_IMM,
+        .flags = SHCA_WQE_SIGNALED,
+        .imm = cpu_to_be32(0xa1b2c3d4),
+        .remote_qkey = cpu_to_le32(0x80000000),     /* the sender's own */
+    };
+    uint64_t tx, rx, stats[SHCA_STAT_COUNT];
+    struct shca_av av;
+    struct shca_cqe cqe;
+    uint32_t key;
+    Rdma r;
+    Ud a, b;
+
+    rdma_start_with(&r, netdev);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_DGRAM, ==,
+                    SHCA_CAP_DGRAM);
+    key = ud_phys_key(&r);
+    ud_start(&r, &a, SHCA_QPT_UD, UD_QKEY);
+    ud_start(&r, &b, SHCA_QPT_UD, UD_QKEY);
+    tx = guest_alloc(&r.h.alloc, 4096);
+    rx = guest_alloc(&r.h.alloc, 4096);
+    for (size_t i = 0; i < sizeof(data); i++) {
+        data[i] = i * 3 + 1;
+    }
+    qtest_memwrite(r.h.qts, tx, data, sizeof(data));
+
+    /* a datagram: the GRH (IPv4 behind 20 zeros), then the payload */
+    ud_recv(&r, &b, 0, rx, 1024, key);
+    ud_send_simple(&r, &a, 0, UD_IP, b.qpn, UD_QKEY, tx, sizeof(data), key);
+    cqe = loop_wait_cqe(&r, a.scqbuf, a.scq_n++);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmphex(cqe.opcode, ==, SHCA_CQE_OP_SEND);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x5000);
+    cqe = loop_wait_cqe(&r, b.rcqbuf, b.rcq_n++);
+    check_ud_recv(cqe, 0, sizeof(data), a.qpn);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, b.qpn);
+    qtest_memread(r.h.qts, rx, got, sizeof(got));
+    for (int i = 0; i < 20; i++) {
+        g_assert_cmpuint(got[i], ==, 0);
+    }
+    g_assert_cmphex(got[20], ==, 0x45);
+    g_assert_cmpuint(lduw_be_p(got + 22), ==, 20 + 8 + 12 + 8 +
+                     sizeof(data) + 4);
+    g_assert_cmpuint(got[20 + 9], ==, 17);
+    g_assert_cmphex((uint32_t)ldl_be_p(got + 20 + 12), ==, UD_IP);
+    g_assert_cmphex((uint32_t)ldl_be_p(got + 20 + 16), ==, UD_IP);
+    g_assert(memcmp(got + 40, data, sizeof(data)) == 0);
+
+    /* SEND_IMM with the controlled Q_Key; the PSN wraps */
+    av = ud_av(&r, UD_IP);
+    w.remote_qpn = cpu_to_le32(b.qpn);
+    ud_recv(&r, &b, 1, rx, 1024, key);
+    ud_send(&r, &a, 1, &w, &av, tx, 16, key);
+    cqe = loop_wait_cqe(&r, b.rcqbuf, b.rcq_n++);
+    check_ud_recv(cqe, 1, 16, a.qpn);
+    g_assert_cmphex(cqe.flags & SHCA_CQE_WITH_IMM, ==, SHCA_CQE_WITH_IMM);
+    g_assert_cmphex(be32_to_cpu(cqe.imm), ==, 0xa1b2c3d4);
+    cqe = loop_wait_cqe(&r, a.scqbuf, a.scq_n++);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+
+    /* a wrong Q_Key: dropped and counted, the receive WQE stays */
+    ud_send_simple(&r, &a, 2, UD_IP, b.qpn, UD_QKEY + 1, tx, 8, key);
+    wait_stat(&r, SHCA_STAT_RX_BAD_QKEY, 1);
+    /* to a QP that has no receive WQE: dropped and counted */
+    ud_send_simple(&r, &b, 0, UD_IP, a.qpn, UD_QKEY, tx, 8, key);
+    wait_stat(&r, SHCA_STAT_RX_NO_RECV_WQE, 1);
+    /* a buffer too short for GRH + payload: LOC_LEN_ERR, the QP stays */
+    ud_recv(&r, &b, 2, rx, 40 + 7, key);
+    ud_send_simple(&r, &a, 3, UD_IP, b.qpn, UD_QKEY, tx, 8, key);
+    cqe = loop_wait_cqe(&r, b.rcqbuf, b.rcq_n++);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_LOC_LEN_ERR);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x7002);
+    g_assert_cmpuint(rdma_state(&r, b.qpn), ==, SHCA_QPS_RTS);
+    ud_recv(&r, &b, 3, rx, 1024, key);
+    ud_send_simple(&r, &a, 4, UD_IP, b.qpn, UD_QKEY, tx, 8, key);
+    cqe = loop_wait_cqe(&r, b.rcqbuf, b.rcq_n++);
+    check_ud_recv(cqe, 3, 8, a.qpn);
+    /* to a QPN with no QP: RX_DROPPED */
+    ud_send_simple(&r, &a, 5, UD_IP, 999, UD_QKEY, tx, 8, key);
+    wait_stat(&r, SHCA_STAT_RX_DROPPED, 1);
+    for (unsigned i = 0; i < 4; i++) {
+        cqe = loop_wait_cqe(&r, a.scqbuf, a.scq_n++);
+        g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    }
+    rdma_stats(&r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_RX_PACKETS], ==, 4);
+
+    /* longer than the port MTU (1500: 1024): LOC_LEN_ERR, QP to ERR */
+    ud_send_simple(&r, &a, 6, UD_IP, b.qpn, UD_QKEY, tx, 1025, key);
+    cqe = loop_wait_cqe(&r, a.scqbuf, a.scq_n++);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_LOC_LEN_ERR);
+    g_assert_cmpuint(rdma_state(&r, a.qpn), ==, SHCA_QPS_ERR);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/* Bad UD send WQEs complete with an error and move the QP to ERR. */
+static void test_ud_send_malformed(void)
+{
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(0x99),
+        .opcode = SHCA_WR_RDMA_WRITE,
+        .remote_qpn = cpu_to_le32(5),
+    };
+    struct shca_av av;
+    struct shca_cqe cqe;
+    uint32_t key;
+    Rdma r;
+    Ud a;
+
+    rdma_start(&r);
+    key = ud_phys_key(&r);
+    for (int c = 0; c < 4; c++) {
+        ud_start(&r, &a, SHCA_QPT_UD, UD_QKEY);
+        av = ud_av(&r, UD_IP);
+        w.opcode = c == 0 ? SHCA_WR_RDMA_WRITE : SHCA_WR_SEND;
+        if (c == 1) {
+            av.sgid_index = cpu_to_le16(7);             /* no such GID */
+        } else if (c == 2) {
+            av = ud_av(&r, UD_MCAST_IP);                /* QPN not 0xffffff */
+        } else if (c == 3) {
+            w.remote_qpn = cpu_to_le32(0x1000000);      /* 25 bits */
+        }
+        ud_send(&r, &a, 0, &w, &av, 0, 0, key);
+        cqe = loop_wait_cqe(&r, a.scqbuf, 0);
+        g_assert_cmpuint(cqe.status, ==, SHCA_CQE_LOC_QP_OP_ERR);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x99);
+        g_assert_cmpuint(rdma_state(&r, a.qpn), ==, SHCA_QPS_ERR);
+    }
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/* QP1: MADs only, sent with source QPN 1 */
+static void test_gsi(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    uint8_t mad[256] = { 1, 1, 1 }, got[40 + 256];
+    uint64_t tx, rx;
+    struct shca_cqe cqe;
+    uint32_t key;
+    Rdma r;
+    Ud gsi, ud;
+
+    rdma_start_with(&r, netdev);
+    key = ud_phys_key(&r);
+    ud_start(&r, &gsi, SHCA_QPT_GSI, SHCA_GSI_QKEY);
+    g_assert_cmpuint(gsi.qpn, ==, 1);
+    /* a controlled Q_Key (bit 31) is the sender's own: QP1's here */
+    ud_start(&r, &ud, SHCA_QPT_UD, SHCA_GSI_QKEY);
+    tx = guest_alloc(&r.h.alloc, 4096);
+    rx = guest_alloc(&r.h.alloc, 4096);
+    qtest_memwrite(r.h.qts, tx, mad, sizeof(mad));
+
+    /* QP1 to QP1: a MAD */
+    ud_recv(&r, &gsi, 0, rx, 1024, key);
+    ud_send_simple(&r, &gsi, 0, UD_IP, 1, SHCA_GSI_QKEY, tx, 256, key);
+    cqe = loop_wait_cqe(&r, gsi.rcqbuf, gsi.rcq_n++);
+    check_ud_recv(cqe, 0, 256, 1);
+    qtest_memread(r.h.qts, rx, got, sizeof(got));
+    g_assert(memcmp(got + 40, mad, sizeof(mad)) == 0);
+    /* from a UD QP: its source QPN */
+    ud_recv(&r, &gsi, 1, rx, 1024, key);
+    ud_send_simple(&r, &ud, 0, UD_IP, 1, SHCA_GSI_QKEY, tx, 256, key);
+    cqe = loop_wait_cqe(&r, gsi.rcqbuf, gsi.rcq_n++);
+    check_ud_recv(cqe, 1, 256, ud.qpn);
+    /* not a MAD: the wrong length, or base version */
+    ud_send_simple(&r, &ud, 1, UD_IP, 1, SHCA_GSI_QKEY, tx, 200, key);
+    wait_stat(&r, SHCA_STAT_RX_BAD_MAD, 1);
+    mad[0] = 2;
+    qtest_memwrite(r.h.qts, tx, mad, sizeof(mad));
+    ud_send_simple(&r, &ud, 2, UD_IP, 1, SHCA_GSI_QKEY, tx, 256, key);
+    wait_stat(&r, SHCA_STAT_RX_BAD_MAD, 2);
+    /* the receive WQE posted is still there */
+    mad[0] = 1;
+    qtest_memwrite(r.h.qts, tx, mad, sizeof(mad));
+    ud_recv(&r, &gsi, 2, rx, 1024, key);
+    ud_send_simple(&r, &ud, 3, UD_IP, 1, SHCA_GSI_QKEY, tx, 256, key);
+    cqe = loop_wait_cqe(&r, gsi.rcqbuf, gsi.rcq_n++);
+    check_ud_recv(cqe, 2, 256, ud.qpn);
+    hca_stop(&r.h);
+}
+
+static uint8_t rdma_mcast(Rdma *r, uint8_t opcode, uint32_t qpn, uint32_t ip)
+{
+    struct shca_aq_entry cmd = { .opcode = opcode };
+
+    cmd.mcast.qpn = cpu_to_le32(qpn);
+    cmd.mcast.gid[10] = cmd.mcast.gid[11] = 0xff;
+    stl_be_p(cmd.mcast.gid + 12, ip);
+    return hca_cmd(&r->h, &cmd, NULL);
+}
+
+static void test_mcast_attach(void)
+{
+    struct shca_aq_entry cmd;
+    uint32_t cq, rc, uds[9];
+    uint64_t cqbuf, q;
+    Rdma r;
+
+    rdma_start(&r);
+    cq = rdma_cq(&r, 0, 4, &cqbuf);
+    q = guest_alloc(&r.h.alloc, 8192);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, q, q + 4096);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &rc), ==, SHCA_AQ_OK);
+    for (int i = 0; i < 9; i++) {
+        rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_UD, cq, cq, q, q + 4096);
+        g_assert_cmpuint(hca_cmd(&r.h, &cmd, &uds[i]), ==, SHCA_AQ_OK);
+    }
+    /* no such QP, not UD, not a multicast GID, reserved bits */
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_ATTACH_MCAST, 999, UD_MCAST_IP),
+                     ==, SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_ATTACH_MCAST, rc, UD_MCAST_IP),
+                     ==, SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_ATTACH_MCAST, uds[0], UD_IP),
+                     ==, SHCA_AQ_BAD_PARAM);
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_ATTACH_MCAST };
+    cmd.mcast.qpn = cpu_to_le32(uds[0]);
+    cmd.mcast.rsvd = cpu_to_le32(1);
+    cmd.mcast.gid[0] = 0xff;
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    /* 8 QPs a group, attaching twice changes nothing */
+    for (int i = 0; i < 8; i++) {
+        g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_ATTACH_MCAST, uds[i],
+                                    UD_MCAST_IP), ==, SHCA_AQ_OK);
+    }
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_ATTACH_MCAST, uds[3],
+                                UD_MCAST_IP), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_ATTACH_MCAST, uds[8],
+                                UD_MCAST_IP), ==, SHCA_AQ_NO_RESOURCES);
+    /* detach: twice, of a QP never attached */
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_DETACH_MCAST, uds[3],
+                                UD_MCAST_IP), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_DETACH_MCAST, uds[3],
+                                UD_MCAST_IP), ==, SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_DETACH_MCAST, uds[8],
+                                UD_MCAST_IP + 1), ==, SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_ATTACH_MCAST, uds[8],
+                                UD_MCAST_IP), ==, SHCA_AQ_OK);
+    /* 64 groups */
+    for (uint32_t i = 1; i < 64; i++) {
+        g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_ATTACH_MCAST, uds[0],
+                                    UD_MCAST_IP + i), ==, SHCA_AQ_OK);
+    }
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_ATTACH_MCAST, uds[0],
+                                UD_MCAST_IP + 64), ==, SHCA_AQ_NO_RESOURCES);
+    /* DESTROY_QP detaches: the group of uds[0] alone goes, one is free */
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, uds[0], NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_ATTACH_MCAST, uds[1],
+                                UD_MCAST_IP + 64), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_ATTACH_MCAST, uds[3],
+                                UD_MCAST_IP), ==, SHCA_AQ_OK);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+static void test_mcast_deliver(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    uint8_t frame[64], got[64];
+    uint64_t tx, rx;
+    struct shca_cqe cqe;
+    uint32_t key;
+    Rdma r;
+    Ud a, b, c;
+    Nic n;
+
+    rdma_start_with(&r, netdev);
+    key = ud_phys_key(&r);
+    ud_start(&r, &a, SHCA_QPT_UD, UD_QKEY);
+    ud_start(&r, &b, SHCA_QPT_UD, UD_QKEY);
+    ud_start(&r, &c, SHCA_QPT_UD, UD_QKEY);
+    tx = guest_alloc(&r.h.alloc, 4096);
+    rx = guest_alloc(&r.h.alloc, 4096);
+    qtest_memwrite(r.h.qts, tx, "multicast!", 10);
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_ATTACH_MCAST, b.qpn,
+                                UD_MCAST_IP), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_ATTACH_MCAST, c.qpn,
+                                UD_MCAST_IP), ==, SHCA_AQ_OK);
+
+    /* to both attached QPs, not to the sender */
+    ud_recv(&r, &b, 0, rx, 1024, key);
+    ud_recv(&r, &c, 0, rx + 2048, 1024, key);
+    ud_recv(&r, &a, 0, rx + 1024, 1024, key);
+    ud_send_simple(&r, &a, 0, UD_MCAST_IP, SHCA_MCAST_QPN, UD_QKEY, tx, 10,
+                   key);
+    cqe = loop_wait_cqe(&r, b.rcqbuf, b.rcq_n++);
+    check_ud_recv(cqe, 0, 10, a.qpn);
+    cqe = loop_wait_cqe(&r, c.rcqbuf, c.rcq_n++);
+    check_ud_recv(cqe, 0, 10, a.qpn);
+    qtest_memread(r.h.qts, rx + 2048, got, 50);
+    g_assert_cmphex((uint32_t)ldl_be_p(got + 20 + 16), ==, UD_MCAST_IP);
+    g_assert(memcmp(got + 40, "multicast!", 10) == 0);
+    cqe = loop_wait_cqe(&r, a.scqbuf, a.scq_n++);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+
+    /* a group with no QP left, or none at all: RX_DROPPED */
+    g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_DETACH_MCAST, b.qpn,
+                                UD_MCAST_IP), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, c.qpn, NULL), ==,
+                     SHCA_AQ_OK);
+    ud_send_simple(&r, &a, 1, UD_MCAST_IP, SHCA_MCAST_QPN, UD_QKEY, tx, 10,
+                   key);
+    wait_stat(&r, SHCA_STAT_RX_DROPPED, 1);
+    g_assert_cmpuint(rdma_cqe(&r, a.rcqbuf, 0).phase, ==, 0);
+
+    /* multicast that is not RoCEv2 still goes to the NIC function */
+    loop_nic(&r, &n);
+    make_udp_frame(frame, (const uint8_t *)"\x01\x00\x5e\x00\x00\x05",
+                   UD_MCAST_IP, 5000);
+    g_assert_cmpuint(nic_send(&r.h, &n, frame, sizeof(frame)), ==,
+                     SHCA_NIC_DESC_DONE);
+    g_assert_cmpuint(nic_wait_rx(&r.h, &n, 0), ==, sizeof(frame));
+    qtest_memread(r.h.qts, n.rxbuf, got, sizeof(got));
+    g_assert(memcmp(got, frame, sizeof(frame)) == 0);
+    hca_stop(&r.h);
+}
+
+/* Fast registration (spec §18) on a loop RC QP of the kernel. */
+typedef union FastWqe {
+    struct shca_send_wqe send;
+    struct shca_fast_reg_wqe reg;
+} FastWqe;
+
+#define FR_IOVA     0x7654321000ull
+
+/* A fast-registration MR of up to npages pages, its list page at list. */
+static uint8_t rdma_reg_fast(Rdma *r, uint64_t list, uint32_t npages,
+                             uint32_t access, uint32_t *key)
+{
+    struct shca_buf_desc d;
+
+    buf_direct(&d, list, npages);
+    return rdma_reg_mr(r, SHCA_ACCESS_FAST_REG | access, 0, 0, 0, &d, key);
+}
+
+static void fr_post_reg(Rdma *r, Loop *l, uint16_t i, uint32_t key,
+                        uint32_t npages, uint64_t length)
+{
+    FastWqe w = { .reg = {
+        .wr_id = cpu_to_le64(0xf000 + i),
+        .opcode = SHCA_WR_REG_MR,
+        .flags = SHCA_WQE_SIGNALED,
+        .page_shift = 12,
+        .access = cpu_to_le32(SHCA_ACCESS_LOCAL_WRITE |
+                              SHCA_ACCESS_REMOTE_WRITE),
+        .iova = cpu_to_le64(FR_IOVA + 0x100),
+        .length = cpu_to_le64(length),
+        .key = cpu_to_le32(key),
+        .npages = cpu_to_le32(npages),
+    } };
+
+    loop_write_send(r, l, i, &w.send, NULL, 0);
+}
+
+static void fr_post_op(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
+                       uint32_t rkey, uint64_t src, uint32_t len)
+{
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(0xf000 + i),
+        .opcode = opcode,
+        .flags = SHCA_WQE_SIGNALED,
+        .num_sge = 1,
+        .remote_addr = cpu_to_le64(FR_IOVA + 0x100),
+        .rkey = cpu_to_le32(rkey),
+        .imm = cpu_to_le32(rkey),       /* LOCAL_INV, SEND_INV */
+    };
+    struct shca_sge sge = {
+        .addr = cpu_to_le64(src),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(l->key),
+    };
+
+    if (opcode == SHCA_WR_LOCAL_INV) {
+        w.num_sge = 0;
+    }
+    loop_write_send(r, l, i, &w, &sge, w.num_sge ? sizeof(sge) : 0);
+}
+
+static void fr_check_cqe(Rdma *r, Loop *l, uint16_t i, uint8_t status,
+                         uint8_t opcode)
+{
+    struct shca_cqe cqe = loop_send_cqe(r, l);
+
+    g_assert_cmpuint(cqe.status, ==, status);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xf000 + i);
+    if (status == SHCA_CQE_SUCCESS) {
+        g_assert_cmphex(cqe.opcode, ==, opcode);
+    }
+}
+
+/*
+ * A request the responder refuses (bad key: remote access NAK; bad
+ * SEND_INV: invalid request NAK).  The loop QP is its own responder, so
+ * it goes to ERR and the request's WQE is flushed before the NAK returns.
+ */
+static void fr_check_refused(Rdma *r, Loop *l, uint16_t i, uint64_t *naks)
+{
+    uint64_t stats[SHCA_STAT_COUNT];
+
+    fr_check_cqe(r, l, i, SHCA_CQE_WR_FLUSH_ERR, 0);
+    g_assert_cmpuint(rdma_state(r, l->qpn), ==, SHCA_QPS_ERR);
+    rdma_stats(r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_NAKS_SENT], ==, ++*naks);
+}
+
+static void test_fast_reg(void)
+{
+    uint64_t naks = 0;
+    g_autofree char *netdev = dgram_loop_netdev();
+    const uint32_t len = 5000;
+    uint8_t data[5000], got[5000];
+    uint64_t list, pg[2], src, rx;
+    struct shca_cqe cqe;
+    uint32_t key, key2;
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, netdev);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    loop_connect(&r, &l, false);
+    list = guest_alloc(&r.h.alloc, 4096);
+    pg[0] = guest_alloc(&r.h.alloc, 4096);
+    guest_alloc(&r.h.alloc, 4096);      /* the pages are not contiguous */
+    pg[1] = guest_alloc(&r.h.alloc, 4096);
+    src = guest_alloc(&r.h.alloc, 8192);
+    rx = guest_alloc(&r.h.alloc, 4096);
+    for (size_t i = 0; i < sizeof(data); i++) {
+        data[i] = i * 5 + 3;
+    }
+    qtest_memwrite(r.h.qts, src, data, sizeof(data));
+    qtest_writeq(r.h.qts, list, cpu_to_le64(pg[0]));
+    qtest_writeq(r.h.qts, list + 8, cpu_to_le64(pg[1]));
+
+    /* REG_MR command: no range, no other rights, a one-page list */
+    g_assert_cmpuint(rdma_reg_fast(&r, list, 513, 0, &key), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_reg_fast(&r, list, 4, SHCA_ACCESS_REMOTE_READ,
+                                   &key), ==, SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_reg_fast(&r, RAM_TOP, 4, 0, &key), ==,
+                     SHCA_AQ_BAD_ADDR);
+    g_assert_cmpuint(rdma_reg_fast(&r, list, 4, 0, &key), ==, SHCA_AQ_OK);
+
+    /* invalid until registered: a WRITE through it fails */
+    fr_post_op(&r, &l, 0, SHCA_WR_RDMA_WRITE, key, src, 16);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    fr_check_refused(&r, &l, 0, &naks);
+    loop_connect(&r, &l, false);
+
+    /* REG_MR with a new tag, then a WRITE through it, in one batch */
+    key = (key & ~0xffu) | ((key + 0x11) & 0xff);
+    fr_post_reg(&r, &l, 0, key, 2, len);
+    fr_post_op(&r, &l, 1, SHCA_WR_RDMA_WRITE, key, src, len);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_SUCCESS, SHCA_CQE_OP_REG_MR);
+    fr_check_cqe(&r, &l, 1, SHCA_CQE_SUCCESS, SHCA_CQE_OP_RDMA_WRITE);
+    qtest_memread(r.h.qts, pg[0] + 0x100, got, 4096 - 0x100);
+    qtest_memread(r.h.qts, pg[1], got + 4096 - 0x100, len - 4096 + 0x100);
+    g_assert(memcmp(got, data, len) == 0);
+
+    /* valid already: REG_MR refused, QP to ERR */
+    fr_post_reg(&r, &l, 2, key, 2, len);
+    rdma_db(&r, 0, SHCA_DB_SQ, 3 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 2, SHCA_CQE_LOC_PROT_ERR, 0);
+    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_ERR);
+    loop_connect(&r, &l, false);
+
+    /* LOCAL_INV; then the same WRITE fails; LOCAL_INV again fails */
+    fr_post_op(&r, &l, 0, SHCA_WR_LOCAL_INV, key, 0, 0);
+    fr_post_op(&r, &l, 1, SHCA_WR_RDMA_WRITE, key, src, 16);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_SUCCESS, SHCA_CQE_OP_LOCAL_INV);
+    fr_check_refused(&r, &l, 1, &naks);
+    loop_connect(&r, &l, false);
+    fr_post_op(&r, &l, 0, SHCA_WR_LOCAL_INV, key, 0, 0);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_LOC_PROT_ERR, 0);
+
+    /* bad REG_MRs: another index, pages that do not cover the range */
+    loop_connect(&r, &l, false);
+    fr_post_reg(&r, &l, 0, key + 0x100, 2, len);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_LOC_PROT_ERR, 0);
+    loop_connect(&r, &l, false);
+    fr_post_reg(&r, &l, 0, key, 1, len);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_LOC_PROT_ERR, 0);
+
+    /* SEND_INV invalidates at the responder, reported WITH_INV */
+    loop_connect(&r, &l, false);
+    key2 = (key & ~0xffu) | ((key + 1) & 0xff);
+    fr_post_reg(&r, &l, 0, key2, 2, len);
+    fr_post_op(&r, &l, 1, SHCA_WR_SEND_INV, key2, src, 16);
+    loop_recv(&r, &l, 0, 0x1234, rx, 4096);
+    rdma_db(&r, 0, SHCA_DB_RQ, 1 << 16 | l.qpn);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_SUCCESS, SHCA_CQE_OP_REG_MR);
+    fr_check_cqe(&r, &l, 1, SHCA_CQE_SUCCESS, SHCA_CQE_OP_SEND);
+    cqe = loop_recv_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmphex(cqe.flags, ==, SHCA_CQE_WITH_INV);
+    g_assert_cmphex(le32_to_cpu(cqe.imm), ==, key2);
+    fr_post_op(&r, &l, 2, SHCA_WR_RDMA_WRITE, key2, src, 16);
+    rdma_db(&r, 0, SHCA_DB_SQ, 3 << 16 | l.qpn);
+    fr_check_refused(&r, &l, 2, &naks);
+
+    /* SEND_INV of a key that is not a valid fast-registration MR */
+    loop_connect(&r, &l, false);
+    loop_recv(&r, &l, 0, 0x1235, rx, 4096);
+    rdma_db(&r, 0, SHCA_DB_RQ, 1 << 16 | l.qpn);
+    fr_post_op(&r, &l, 0, SHCA_WR_SEND_INV, l.key, src, 16);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    fr_check_refused(&r, &l, 0, &naks);
+
+    /*
+     * deregistration in either state, by index: the MR's key is key2 now,
+     * its first key (another tag) names it too
+     */
+    g_assert_cmphex(key, !=, key2);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, key, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, key2, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -2337,6 +3091,12 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/wqe/send-self", test_wqe_send_self);
     qtest_add_func("/softhca/wqe/malformed", test_wqe_malformed);
     qtest_add_func("/softhca/wqe/doorbell-overrun", test_wqe_doorbell_overrun);
+    qtest_add_func("/softhca/ud/send-recv", test_ud_send_recv);
+    qtest_add_func("/softhca/ud/send-malformed", test_ud_send_malformed);
+    qtest_add_func("/softhca/ud/gsi", test_gsi);
+    qtest_add_func("/softhca/mcast/attach", test_mcast_attach);
+    qtest_add_func("/softhca/mcast/deliver", test_mcast_deliver);
+    qtest_add_func("/softhca/mr/fast-reg", test_fast_reg);
     qtest_add_func("/softhca/fault/props", test_fault_props);
     qtest_add_func("/softhca/fault/nic-untouched", test_fault_nic_untouched);
     qtest_add_func("/softhca/fault/deterministic", test_fault_deterministic);

@@ -1,6 +1,6 @@
 /*
  * Unit tests of the provider's queue geometry and entry formats
- * (guest-provider/softhca_queue.c) against the byte layouts of spec §13–§15,
+ * (guest-provider/softhca_queue.c) against the byte layouts of spec §13–§17,
  * read at fixed offsets rather than through the structs they check.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -60,7 +60,7 @@ static void provider_sq_shapes(void)
     struct ibv_qp_cap cap = { .max_send_wr = 100, .max_send_sge = 2 };
     struct softhca_wq_shape s;
 
-    CHECK_EQ(softhca_sq_shape(&lim, &cap, &s), 0);
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, false, &s), 0);
     CHECK_EQ(s.log_size, 7);
     CHECK_EQ(s.wqe_shift, 7);           /* 64 + 2 * 16 = 96 */
     CHECK_EQ(cap.max_send_wr, 128);
@@ -68,26 +68,56 @@ static void provider_sq_shapes(void)
     CHECK_EQ(cap.max_inline_data, 64);
 
     cap = (struct ibv_qp_cap){ .max_send_wr = 1, .max_inline_data = 200 };
-    CHECK_EQ(softhca_sq_shape(&lim, &cap, &s), 0);
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, false, &s), 0);
     CHECK_EQ(s.log_size, 1);
     CHECK_EQ(s.wqe_shift, 9);           /* 64 + 200 = 264 */
     CHECK_EQ(cap.max_send_sge, 16);     /* 448 / 16 = 28, MAX_SGE 16 */
     CHECK_EQ(cap.max_inline_data, 256); /* MAX_INLINE */
 
     cap = (struct ibv_qp_cap){ .max_send_wr = 0 };
-    CHECK_EQ(softhca_sq_shape(&lim, &cap, &s), 0);
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, false, &s), 0);
     CHECK_EQ(s.wqe_shift, 6);           /* the smallest stride */
     CHECK_EQ(cap.max_send_sge, 0);
 
     cap = (struct ibv_qp_cap){ .max_send_wr = 16384 };
-    CHECK_EQ(softhca_sq_shape(&lim, &cap, &s), 0);
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, false, &s), 0);
     CHECK_EQ(s.log_size, 14);
     cap = (struct ibv_qp_cap){ .max_send_wr = 16385 };
-    CHECK_EQ(softhca_sq_shape(&lim, &cap, &s), EINVAL);
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, false, &s), EINVAL);
     cap = (struct ibv_qp_cap){ .max_send_wr = 1, .max_send_sge = 17 };
-    CHECK_EQ(softhca_sq_shape(&lim, &cap, &s), EINVAL);
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, false, &s), EINVAL);
     cap = (struct ibv_qp_cap){ .max_send_wr = 1, .max_inline_data = 257 };
-    CHECK_EQ(softhca_sq_shape(&lim, &cap, &s), EINVAL);
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, false, &s), EINVAL);
+}
+
+/* UD: the 32-byte AV after the header takes room from SGEs and inline. */
+static void provider_sq_shapes_ud(void)
+{
+    struct ibv_qp_cap cap = { .max_send_wr = 16, .max_send_sge = 2 };
+    struct softhca_wq_shape s;
+
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, true, &s), 0);
+    CHECK_EQ(s.log_size, 5);
+    CHECK_EQ(s.wqe_shift, 7);           /* 64 + 32 + 2 * 16 = 128 */
+    CHECK_EQ(cap.max_send_sge, 2);
+    CHECK_EQ(cap.max_inline_data, 32);
+
+    cap = (struct ibv_qp_cap){ .max_send_wr = 16, .max_send_sge = 3 };
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, true, &s), 0);
+    CHECK_EQ(s.wqe_shift, 8);           /* 144 */
+    CHECK_EQ(cap.max_send_sge, 10);     /* (256 - 96) / 16 */
+    CHECK_EQ(cap.max_inline_data, 160);
+
+    cap = (struct ibv_qp_cap){ .max_send_wr = 1, .max_inline_data = 256 };
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, true, &s), 0);
+    CHECK_EQ(s.wqe_shift, 9);           /* 96 + 256 = 352 */
+    CHECK_EQ(cap.max_inline_data, 256);
+
+    /* The smallest stride has no room for an SGE once the AV is in. */
+    cap = (struct ibv_qp_cap){ .max_send_wr = 1 };
+    CHECK_EQ(softhca_sq_shape(&lim, &cap, true, &s), 0);
+    CHECK_EQ(s.wqe_shift, 7);           /* 96 > 64 */
+    CHECK_EQ(cap.max_send_sge, 2);
 }
 
 static void provider_rq_shapes(void)
@@ -230,6 +260,119 @@ static void provider_send_wqe_atomic(void)
     CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
 }
 
+static const uint8_t gid_v4[16] = {
+    [10] = 0xff, [11] = 0xff, [12] = 10, [13] = 0, [14] = 0, [15] = 2,
+};
+static const uint8_t mac2[6] = { 0x52, 0x54, 0x00, 0x00, 0x00, 0x02 };
+
+static void provider_av(void)
+{
+    struct ibv_ah_attr attr = {
+        .is_global = 1, .port_num = 1, .sl = 3, .dlid = 7,
+        .grh = { .flow_label = 0xfff12345, .sgid_index = 5, .hop_limit = 64,
+                 .traffic_class = 0x28 },
+    };
+    uint8_t av[32];
+
+    memcpy(attr.grh.dgid.raw, gid_v4, 16);
+    memset(av, 0xa5, sizeof(av));
+    CHECK_EQ(softhca_av_init((struct shca_av *)av, &attr, mac2), 0);
+    CHECK(memcmp(av, gid_v4, 16) == 0);
+    CHECK(memcmp(av + 16, mac2, 6) == 0);
+    CHECK_EQ(av[22], 64);                       /* hop_limit */
+    CHECK_EQ(av[23], 0x28);                     /* traffic_class */
+    CHECK_EQ(le(av, 24, 4), 0x12345);           /* 20-bit flow label */
+    CHECK_EQ(le(av, 28, 2), 5);                 /* sgid_index */
+    CHECK_EQ(le(av, 30, 2), 0);                 /* udp_sport: the device's */
+
+    attr.is_global = 0;                         /* RoCE needs a GRH */
+    CHECK_EQ(softhca_av_init((struct shca_av *)av, &attr, mac2), EINVAL);
+}
+
+/* A UD send WQE: header, the AH's AV at 64, then SGEs or inline data. */
+static void provider_send_wqe_ud(void)
+{
+    struct softhca_wqe_limits wl = { .max_sge = 2, .max_inline = 32,
+                                     .dgram = true };
+    struct ibv_ah_attr attr = {
+        .is_global = 1, .port_num = 1,
+        .grh = { .sgid_index = 1, .hop_limit = 1, .flow_label = 9 },
+    };
+    struct softhca_ah ah;
+    struct ibv_sge sg = { .addr = 0x4000, .length = 1024, .lkey = 0x77 };
+    struct ibv_send_wr wr = {
+        .wr_id = 0x55, .sg_list = &sg, .num_sge = 1,
+        .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+        .imm_data = htonl(0xa1b2c3d4),
+        .wr.ud = { .ah = &ah.ibvah, .remote_qpn = 0x123456,
+                   .remote_qkey = 0x11111111 },
+    };
+    uint8_t slot[256];
+    char msg[] = "datagram";
+
+    memcpy(attr.grh.dgid.raw, gid_v4, 16);
+    CHECK_EQ(softhca_av_init(&ah.av, &attr, mac2), 0);
+    memset(slot, 0xa5, sizeof(slot));
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(le(slot, 0, 8), 0x55);
+    CHECK_EQ(slot[8], SHCA_WR_SEND_IMM);
+    CHECK_EQ(slot[9], SHCA_WQE_SIGNALED);
+    CHECK_EQ(slot[10], 1);
+    CHECK(slot[12] == 0xa1 && slot[13] == 0xb2 && slot[14] == 0xc3 &&
+          slot[15] == 0xd4);
+    CHECK_EQ(le(slot, 16, 8), 0);       /* no remote address */
+    CHECK_EQ(le(slot, 24, 4), 0);
+    CHECK_EQ(le(slot, 48, 4), 0x123456);        /* remote_qpn */
+    CHECK_EQ(le(slot, 52, 4), 0x11111111);      /* remote_qkey */
+    CHECK_EQ(le(slot, 56, 8), 0);
+    CHECK(memcmp(slot + 64, gid_v4, 16) == 0);  /* the AV */
+    CHECK(memcmp(slot + 80, mac2, 6) == 0);
+    CHECK_EQ(slot[86], 1);
+    CHECK_EQ(slot[87], 0);
+    CHECK_EQ(le(slot, 88, 4), 9);
+    CHECK_EQ(le(slot, 92, 2), 1);
+    CHECK_EQ(le(slot, 94, 2), 0);
+    CHECK_EQ(le(slot, 96, 8), 0x4000);          /* the SGE after the AV */
+    CHECK_EQ(le(slot, 104, 4), 1024);
+    CHECK_EQ(le(slot, 108, 4), 0x77);
+
+    /* Inline data follows the AV; bit 31 of the Q_Key: the QP's own. */
+    sg.addr = (uintptr_t)msg;
+    sg.length = sizeof(msg);
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_INLINE;
+    wr.wr.ud.remote_qkey = 0x80000000;
+    wr.wr.ud.remote_qpn = SHCA_MCAST_QPN;
+    memset(slot, 0xa5, sizeof(slot));
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(slot[8], SHCA_WR_SEND);
+    CHECK_EQ(slot[9], SHCA_WQE_INLINE);
+    CHECK_EQ(slot[10], 0);
+    CHECK_EQ(le(slot, 28, 4), sizeof(msg));
+    CHECK_EQ(le(slot, 48, 4), 0xffffff);
+    CHECK_EQ(le(slot, 52, 4), 0x80000000);
+    CHECK(memcmp(slot + 64, gid_v4, 16) == 0);
+    CHECK(memcmp(slot + 96, msg, sizeof(msg)) == 0);
+
+    /* Datagrams are sends to a 24-bit QPN through an AH. */
+    wr.send_flags = 0;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+    wr.opcode = IBV_WR_SEND_WITH_INV;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+    wr.opcode = IBV_WR_SEND;
+    wr.wr.ud.remote_qpn = 0x1000000;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+    wr.wr.ud.remote_qpn = 2;
+    wr.wr.ud.ah = NULL;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+    wr.wr.ud.ah = &ah.ibvah;
+    wr.num_sge = 3;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+    wr.num_sge = 1;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+}
+
 static void provider_recv_wqe(void)
 {
     struct softhca_wqe_limits wl = { .max_sge = 2 };
@@ -295,6 +438,35 @@ static void provider_cqe_to_wc(void)
     CHECK_EQ(wc.invalidated_rkey, 0x1234);
 }
 
+/* A UD receive: source QP, GRH, immediate; no SL, LID or P_Key index. */
+static void provider_cqe_to_wc_ud(void)
+{
+    uint8_t cqe[SHCA_CQE_SIZE] = { 0 };
+    struct ibv_wc wc;
+
+    memset(&wc, 0xa5, sizeof(wc));
+    put_le(cqe, 0, 9, 8);
+    put_le(cqe, 8, 40 + 512, 4);
+    cqe[12] = 0x01, cqe[13] = 0x02, cqe[14] = 0x03, cqe[15] = 0x04;
+    put_le(cqe, 16, 33, 4);
+    put_le(cqe, 20, 0xabcdef, 4);
+    cqe[27] = SHCA_CQE_OP_RECV;
+    cqe[28] = SHCA_CQE_GRH | SHCA_CQE_IPV4 | SHCA_CQE_WITH_IMM;
+    cqe[31] = 1;
+    softhca_cqe_to_wc((const struct shca_cqe *)cqe, &wc);
+    CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+    CHECK_EQ(wc.opcode, IBV_WC_RECV);
+    CHECK_EQ(wc.byte_len, 552);                 /* GRH included */
+    CHECK_EQ(wc.qp_num, 33);
+    CHECK_EQ(wc.src_qp, 0xabcdef);
+    CHECK_EQ(wc.wc_flags, IBV_WC_GRH | IBV_WC_WITH_IMM);
+    CHECK_EQ(ntohl(wc.imm_data), 0x01020304);
+    CHECK_EQ(wc.sl, 0);
+    CHECK_EQ(wc.slid, 0);
+    CHECK_EQ(wc.dlid_path_bits, 0);
+    CHECK_EQ(wc.pkey_index, 0);
+}
+
 /* Ownership by phase: 1 on the first pass over the ring, 0 on the next. */
 static void provider_cqe_phase(void)
 {
@@ -326,12 +498,16 @@ int main(void)
 {
     RUN(provider_cq_sizes);
     RUN(provider_sq_shapes);
+    RUN(provider_sq_shapes_ud);
     RUN(provider_rq_shapes);
     RUN(provider_send_wqe_sges);
     RUN(provider_send_wqe_inline);
     RUN(provider_send_wqe_atomic);
+    RUN(provider_av);
+    RUN(provider_send_wqe_ud);
     RUN(provider_recv_wqe);
     RUN(provider_cqe_to_wc);
+    RUN(provider_cqe_to_wc_ud);
     RUN(provider_cqe_phase);
     RUN(provider_wq_counts);
     return unit_summary();

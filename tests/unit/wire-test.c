@@ -15,6 +15,22 @@ static void put16(uint8_t *p, uint16_t v)
     p[1] = v;
 }
 
+/* Write the IPv4 header checksum of frame f (after any change to it). */
+static void ipv4_fix(uint8_t *f)
+{
+    size_t ihl = (f[14] & 0xf) * 4;
+    uint32_t sum = 0;
+
+    f[24] = f[25] = 0;
+    for (size_t i = 0; i < ihl; i += 2) {
+        sum += f[14 + i] << 8 | f[15 + i];
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    put16(f + 24, ~sum);
+}
+
 /* Ethernet + IPv4 + UDP + payload; returns the frame length. */
 static size_t ipv4_udp(uint8_t *f, uint16_t dport, size_t payload)
 {
@@ -32,6 +48,7 @@ static size_t ipv4_udp(uint8_t *f, uint16_t dport, size_t payload)
     put16(f + 34, 49152);
     put16(f + 36, dport);
     put16(f + 38, 8 + payload);
+    ipv4_fix(f);
     return len;
 }
 
@@ -124,37 +141,52 @@ static void test_malformed_ipv4(void)
 
     len = ipv4_udp(f, 4791, 16);
     f[14] = 0x44;                       /* IHL 16 bytes */
+    ipv4_fix(f);
     CHECK(!softhca_parse_udp(f, len, &u));
 
     len = ipv4_udp(f, 4791, 16);
     f[14] = 0x4f;                       /* IHL 60 > total length */
     put16(f + 16, 40);
+    ipv4_fix(f);
     CHECK(!softhca_parse_udp(f, len, &u));
 
     len = ipv4_udp(f, 4791, 16);
     f[14] = 0x55;                       /* version 5 */
+    ipv4_fix(f);
     CHECK(!softhca_parse_udp(f, len, &u));
 
     len = ipv4_udp(f, 4791, 16);
     put16(f + 16, 200);                 /* total length past the frame */
+    ipv4_fix(f);
     CHECK(!softhca_parse_udp(f, len, &u));
 
     len = ipv4_udp(f, 4791, 16);
     put16(f + 20, 0x2000);              /* more fragments */
+    ipv4_fix(f);
     CHECK(!softhca_parse_udp(f, len, &u));
     put16(f + 20, 0x0001);              /* fragment offset */
+    ipv4_fix(f);
     CHECK(!softhca_parse_udp(f, len, &u));
     put16(f + 20, 0x4000);              /* don't fragment: fine */
+    ipv4_fix(f);
     CHECK(softhca_parse_udp(f, len, &u));
 
     len = ipv4_udp(f, 4791, 16);
     f[23] = 6;                          /* TCP */
+    ipv4_fix(f);
     CHECK(!softhca_parse_udp(f, len, &u));
 
     len = ipv4_udp(f, 4791, 16);
     put16(f + 38, 7);                   /* UDP length below its header */
     CHECK(!softhca_parse_udp(f, len, &u));
     put16(f + 38, 8 + 17);              /* UDP length past IP's */
+    CHECK(!softhca_parse_udp(f, len, &u));
+
+    len = ipv4_udp(f, 4791, 16);
+    f[24] ^= 1;                         /* header checksum */
+    CHECK(!softhca_parse_udp(f, len, &u));
+    f[24] ^= 1;
+    f[22]--;                            /* TTL changed, checksum not */
     CHECK(!softhca_parse_udp(f, len, &u));
 
     len = ipv4_udp(f, 4791, 16);
@@ -181,6 +213,45 @@ static void test_malformed_ipv6(void)
     CHECK(!softhca_parse_udp(f, len, &u));
 }
 
+/* An IPv4 header with options (24 bytes) and its checksum: accepted */
+static void test_ipv4_options(void)
+{
+    uint8_t f[128] = { 0 }, g[128];
+    size_t len = ipv4_udp(g, 4791, 16);
+    SofthcaUdpFrame u;
+
+    memcpy(f, g, 34);
+    memcpy(f + 38, g + 34, len - 34);   /* 4 bytes of options (NOPs) */
+    memset(f + 34, 1, 4);
+    f[14] = 0x46;
+    put16(f + 16, 24 + 8 + 16);
+    ipv4_fix(f);
+    CHECK(softhca_parse_udp(f, len + 4, &u));
+    CHECK_EQ(u.payload_off, 14 + 24 + 8);
+    CHECK_EQ(u.payload_len, 16);
+    f[35] = 0;                          /* an option byte changed */
+    CHECK(!softhca_parse_udp(f, len + 4, &u));
+}
+
+static void test_gid_mcast(void)
+{
+    uint8_t gid[16] = { [10] = 0xff, [11] = 0xff, 224, 0, 0, 1 };
+
+    CHECK(softhca_gid_is_mcast(gid));
+    gid[12] = 239;
+    CHECK(softhca_gid_is_mcast(gid));
+    gid[12] = 240;
+    CHECK(!softhca_gid_is_mcast(gid));
+    gid[12] = 10;
+    CHECK(!softhca_gid_is_mcast(gid));
+    memset(gid, 0, sizeof(gid));
+    gid[0] = 0xff;
+    gid[1] = 0x0e;
+    CHECK(softhca_gid_is_mcast(gid));
+    gid[0] = 0xfe;
+    CHECK(!softhca_gid_is_mcast(gid));
+}
+
 int main(void)
 {
     RUN(test_ipv4);
@@ -188,5 +259,7 @@ int main(void)
     RUN(test_truncated);
     RUN(test_malformed_ipv4);
     RUN(test_malformed_ipv6);
+    RUN(test_ipv4_options);
+    RUN(test_gid_mcast);
     return unit_summary();
 }
