@@ -7,24 +7,37 @@
  *   1. -b datagrams with a wrong Q_Key (0x11111112), tagged 'B';
  *   2. three datagrams to the peer's QP1 (GSI Q_Key) that are not MADs:
  *      100 bytes, 256 bytes of base version 0x7f, 300 bytes;
- *   3. -n datagrams with the right Q_Key, tagged 'G' and numbered;
+ *   3. with -r IFACE (IPv4 GIDs), hand-built RoCEv2 frames sent through
+ *      an AF_PACKET socket on IFACE, the RDMA port's netdev: datagrams
+ *      for the server's QP with a bad IPv4 header checksum, a bad IPv4
+ *      total length and a bad ICRC, tagged 'R', then one that is right in
+ *      every byte, tagged 'P' (it shows the others fail for their fault);
+ *   4. -n datagrams with the right Q_Key, tagged 'G' and numbered;
  *
- * then says "done" over TCP.  The server must receive exactly the -n good
- * datagrams, in order, each with a GRH and the client's QPN as source,
- * and none of the others.  The device's counters of the dropped datagrams
- * (rx_bad_qkey, rx_bad_mad) are the caller's to check.
+ * then says "done" over TCP.  The server must receive exactly the 'P'
+ * datagram (with -r) and the -n good ones, in order, each with a GRH and
+ * the client's QPN as source, and none of the others.  The counters of
+ * the dropped datagrams (the device's rx_bad_qkey, rx_bad_mad, rx_dropped;
+ * the IP stack's for headers the device does not take as RoCEv2) are the
+ * caller's to check.
  *
- *   ud-bad-input [-d DEV] [-g IDX] [-p PORT] [-n GOOD] [-b BAD] [HOST]
+ *   ud-bad-input [-d DEV] [-g IDX] [-p PORT] [-n GOOD] [-b BAD]
+ *                [-r IFACE] [HOST]
  *
  * Exits 0 if every check passed, 1 if one failed, 2 on a setup error.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <net/if.h>
+#include <netpacket/packet.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -45,7 +58,7 @@ struct peer_info {
 };
 
 static const char *dev_name = "softhca0";
-static const char *host;
+static const char *host, *raw_iface;
 static int gid_index, tcp_port = 18515, sock, n_good = 20, n_bad = 20;
 static int failures;
 
@@ -170,6 +183,169 @@ static void send_one(struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
 	      ibv_wc_status_str(wc.status));
 }
 
+/* --- hand-built RoCEv2 frames (spec §16, §17) --------------------------- */
+
+enum raw_fault { RAW_IP_CSUM, RAW_IP_LEN, RAW_ICRC, RAW_NONE };
+
+#define ETH_LEN		14
+#define IP4_LEN		20
+#define UDP_LEN		8
+#define BTH_LEN		12
+#define DETH_LEN	8
+#define ICRC_LEN	4
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v);
+}
+
+static uint16_t ip4_csum(const uint8_t *h)
+{
+	uint32_t sum = 0;
+
+	for (int i = 0; i < IP4_LEN; i += 2)
+		sum += h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+/* CRC-32 of IEEE 802.3 continued from crc (zlib's convention). */
+static uint32_t crc32_le(uint32_t crc, const uint8_t *p, size_t len)
+{
+	crc = ~crc;
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = crc >> 1 ^ (0xedb88320u & -(crc & 1));
+	}
+	return ~crc;
+}
+
+/*
+ * The ICRC of the frame f of len bytes: over 8 bytes of ones standing for
+ * the LRH, the IP, UDP and BTH headers with the fields a router may change
+ * masked to ones, and the rest up to the ICRC.
+ */
+static uint32_t icrc(const uint8_t *f, size_t len)
+{
+	static const uint8_t lrh[8] = { 0xff, 0xff, 0xff, 0xff,
+					0xff, 0xff, 0xff, 0xff };
+	uint8_t m[IP4_LEN + UDP_LEN + BTH_LEN];
+	uint32_t crc;
+
+	memcpy(m, f + ETH_LEN, sizeof(m));
+	m[1] = 0xff;				/* TOS */
+	m[8] = 0xff;				/* TTL */
+	m[10] = m[11] = 0xff;			/* header checksum */
+	m[IP4_LEN + 6] = m[IP4_LEN + 7] = 0xff;	/* UDP checksum */
+	m[IP4_LEN + UDP_LEN + 4] = 0xff;	/* BTH reserved byte */
+	crc = crc32_le(0, lrh, sizeof(lrh));
+	crc = crc32_le(crc, m, sizeof(m));
+	return crc32_le(crc, f + ETH_LEN + sizeof(m),
+			len - ETH_LEN - sizeof(m) - ICRC_LEN);
+}
+
+/*
+ * A UD SEND_ONLY of GOOD_LEN bytes of tag from our QP to the peer's, as an
+ * Ethernet frame from smac/sip to dmac/dip, spoilt by fault; its length.
+ */
+static size_t raw_frame(uint8_t *f, const uint8_t *smac, const uint8_t *dmac,
+			const uint8_t *sip, const uint8_t *dip, uint32_t dqpn,
+			char tag, enum raw_fault fault)
+{
+	uint8_t *ip = f + ETH_LEN, *udp = ip + IP4_LEN, *bth = udp + UDP_LEN;
+	uint8_t *deth = bth + BTH_LEN, *data = deth + DETH_LEN;
+	size_t roce = BTH_LEN + DETH_LEN + GOOD_LEN + ICRC_LEN;
+	size_t len = ETH_LEN + IP4_LEN + UDP_LEN + roce;
+	uint32_t crc;
+
+	memset(f, 0, len);
+	memcpy(f, dmac, 6);
+	memcpy(f + 6, smac, 6);
+	put16(f + 12, 0x0800);
+	ip[0] = 0x45;
+	put16(ip + 2, IP4_LEN + UDP_LEN + roce +
+		      (fault == RAW_IP_LEN ? 100 : 0));
+	put16(ip + 6, 0x4000);			/* DF */
+	ip[8] = 64;
+	ip[9] = 17;				/* UDP */
+	memcpy(ip + 12, sip, 4);
+	memcpy(ip + 16, dip, 4);
+	put16(ip + 10, ip4_csum(ip) ^ (fault == RAW_IP_CSUM ? 0x0101 : 0));
+	put16(udp, 0xc000);
+	put16(udp + 2, 4791);
+	put16(udp + 4, UDP_LEN + roce);
+	bth[0] = 0x64;				/* UD SEND_ONLY */
+	put16(bth + 2, 0xffff);			/* P_Key */
+	put32(bth + 4, dqpn & 0xffffff);
+	put32(deth, QKEY);
+	put32(deth + 4, qp->qp_num);
+	memset(data, tag, GOOD_LEN);
+	crc = icrc(f, len) ^ (fault == RAW_ICRC ? 1 : 0);
+	for (int i = 0; i < ICRC_LEN; i++)
+		data[GOOD_LEN + i] = crc >> (8 * i);
+	return len;
+}
+
+/* The MAC of IPv4 address ip in the ARP table: the TCP peer's is there. */
+static bool arp_lookup(const uint8_t *ip, uint8_t *mac)
+{
+	char want[INET_ADDRSTRLEN], line[256], addr[64], hw[64];
+	FILE *arp = fopen("/proc/net/arp", "r");
+	bool found = false;
+
+	inet_ntop(AF_INET, ip, want, sizeof(want));
+	while (arp && !found && fgets(line, sizeof(line), arp))
+		found = sscanf(line, "%63s %*s %*s %63s", addr, hw) == 2 &&
+			!strcmp(addr, want) &&
+			sscanf(hw, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0],
+			       &mac[1], &mac[2], &mac[3], &mac[4],
+			       &mac[5]) == 6;
+	if (arp)
+		fclose(arp);
+	return found;
+}
+
+/* Step 3: the spoilt frames, then the right one. */
+static void send_raw(const struct peer_info *peer)
+{
+	static const uint8_t v4_prefix[12] = { [10] = 0xff, [11] = 0xff };
+	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_halen = 6 };
+	uint8_t smac[6], dmac[6], f[256];
+	struct ifreq ifr = { 0 };
+	int fd;
+
+	if (memcmp(gid.raw, v4_prefix, 12) || memcmp(peer->gid, v4_prefix, 12))
+		die("-r needs IPv4 GIDs");
+	fd = socket(AF_PACKET, SOCK_RAW, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", raw_iface);
+	to.sll_ifindex = if_nametoindex(raw_iface);
+	if (fd < 0 || !to.sll_ifindex || ioctl(fd, SIOCGIFHWADDR, &ifr))
+		die("raw socket on %s: %s", raw_iface, strerror(errno));
+	memcpy(smac, ifr.ifr_hwaddr.sa_data, 6);
+	if (!arp_lookup(peer->gid + 12, dmac))
+		die("no ARP entry for the peer");
+	memcpy(to.sll_addr, dmac, 6);
+	for (enum raw_fault fault = RAW_IP_CSUM; fault <= RAW_NONE; fault++) {
+		size_t len = raw_frame(f, smac, dmac, gid.raw + 12,
+				       peer->gid + 12, peer->qpn,
+				       fault == RAW_NONE ? 'P' : 'R', fault);
+
+		if (sendto(fd, f, len, 0, (struct sockaddr *)&to,
+			   sizeof(to)) != (ssize_t)len)
+			die("raw send: %s", strerror(errno));
+	}
+	close(fd);
+}
+
 static void client(void)
 {
 	struct peer_info peer;
@@ -200,13 +376,15 @@ static void client(void)
 		buf[0] = 0x7f; /* base version: not 1 */
 		send_one(ah, 1, GSI_QKEY, mad_len[i]);
 	}
+	if (raw_iface)
+		send_raw(&peer);
 	for (i = 0; i < n_good; i++) {
 		memset(buf, 'G', GOOD_LEN);
 		memcpy(buf + 1, &i, sizeof(i));
 		send_one(ah, peer.qpn, QKEY, GOOD_LEN);
 	}
-	printf("client: sent %d bad-Q_Key, 3 non-MAD, %d good datagrams\n",
-	       n_bad, n_good);
+	printf("client: sent %d bad-Q_Key, 3 non-MAD, %s%d good datagrams\n",
+	       n_bad, raw_iface ? "3 bad and 1 good raw, " : "", n_good);
 	xfer(&c, 1, true);
 	xfer(&c, 1, false);
 	ibv_destroy_ah(ah);
@@ -214,7 +392,8 @@ static void client(void)
 
 static void server(void)
 {
-	int depth = n_good + n_bad + 4, got = 0, bad = 0, i, n;
+	int raw = !!raw_iface, depth = n_good + n_bad + 8, got = 0, bad = 0;
+	int i, n;
 	struct peer_info me;
 	uint32_t peer_qpn;
 	struct ibv_wc wc;
@@ -230,24 +409,30 @@ static void server(void)
 	xfer(&me, sizeof(me), true);
 	xfer(&c, 1, false);
 
-	/* The client's sends have completed: the datagrams have left it. */
+	/*
+	 * The client's sends have completed: the datagrams have left it.  With
+	 * -r the right raw frame comes first.
+	 */
 	end = guest_now() + 5;
-	while (got < n_good && guest_now() < end) {
+	while (got < n_good + raw && guest_now() < end) {
 		n = ibv_poll_cq(cq, 1, &wc);
 		if (n <= 0)
 			continue;
 		uint8_t *d = buf + wc.wr_id * SLOT + GRH_BYTES;
-		int seq;
+		char tag = raw && !got ? 'P' : 'G';
+		int seq = got - raw;
 
-		memcpy(&seq, d + 1, sizeof(seq));
-		if (wc.status != IBV_WC_SUCCESS || d[0] != 'G') {
+		if (tag == 'G')
+			memcpy(&seq, d + 1, sizeof(seq));
+		if (wc.status != IBV_WC_SUCCESS || d[0] != tag) {
 			bad++;
 			CHECK(0, "received status %s, tag %c",
 			      ibv_wc_status_str(wc.status), d[0]);
 			continue;
 		}
 		peer_qpn = wc.src_qp;
-		CHECK(seq == got, "datagram %d arrived as number %d", seq, got);
+		CHECK(seq == got - raw, "datagram %d arrived as number %d", seq,
+		      got - raw);
 		CHECK(wc.byte_len == GRH_BYTES + GOOD_LEN, "byte_len %u",
 		      wc.byte_len);
 		CHECK(wc.wc_flags & IBV_WC_GRH, "no GRH flag");
@@ -262,7 +447,8 @@ static void server(void)
 		CHECK(0, "an extra datagram, status %s",
 		      ibv_wc_status_str(wc.status));
 	}
-	CHECK(got == n_good, "received %d of %d good datagrams", got, n_good);
+	CHECK(got == n_good + raw, "received %d of %d good datagrams", got,
+	      n_good + raw);
 	printf("server: received %d good datagrams, %d others\n", got, bad);
 	xfer(&c, 1, true);
 }
@@ -271,7 +457,7 @@ int main(int argc, char **argv)
 {
 	int op;
 
-	while ((op = getopt(argc, argv, "d:g:p:n:b:")) != -1) {
+	while ((op = getopt(argc, argv, "d:g:p:n:b:r:")) != -1) {
 		switch (op) {
 		case 'd':
 			dev_name = optarg;
@@ -288,9 +474,12 @@ int main(int argc, char **argv)
 		case 'b':
 			n_bad = atoi(optarg);
 			break;
+		case 'r':
+			raw_iface = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-d DEV] [-g IDX] [-p PORT] "
-				"[-n GOOD] [-b BAD] [HOST]\n", argv[0]);
+				"[-n GOOD] [-b BAD] [-r IFACE] [HOST]\n", argv[0]);
 			return 2;
 		}
 	}
