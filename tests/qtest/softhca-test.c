@@ -2631,6 +2631,75 @@ static void test_ud_send_recv(void)
     hca_stop(&r.h);
 }
 
+/*
+ * A datagram between IPv6 GIDs: the GRH is the packet's IPv6 header, with
+ * the AV's traffic class, flow label and hop limit, and no IPV4 flag.
+ */
+static void test_ud_ipv6(void)
+{
+    static const uint8_t gid6[16] = {
+        0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1
+    };
+    g_autofree char *netdev = dgram_loop_netdev();
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_SET_GID };
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(0x6000),
+        .opcode = SHCA_WR_SEND,
+        .flags = SHCA_WQE_SIGNALED,
+        .remote_qkey = cpu_to_le32(UD_QKEY),
+    };
+    uint8_t data[100], got[40 + 100];
+    struct shca_av av;
+    struct shca_cqe cqe;
+    uint64_t tx, rx;
+    uint32_t key;
+    Rdma r;
+    Ud a, b;
+
+    rdma_start_with(&r, netdev);
+    cmd.set_gid.index = cpu_to_le32(1);
+    cmd.set_gid.flags = cpu_to_le32(SHCA_GID_VALID);
+    memcpy(cmd.set_gid.gid, gid6, 16);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_OK);
+    key = ud_phys_key(&r);
+    ud_start(&r, &a, SHCA_QPT_UD, UD_QKEY);
+    ud_start(&r, &b, SHCA_QPT_UD, UD_QKEY);
+    tx = guest_alloc(&r.h.alloc, 4096);
+    rx = guest_alloc(&r.h.alloc, 4096);
+    for (size_t i = 0; i < sizeof(data); i++) {
+        data[i] = i ^ 0x5a;
+    }
+    qtest_memwrite(r.h.qts, tx, data, sizeof(data));
+
+    av = ud_av(&r, UD_IP);
+    memcpy(av.dgid, gid6, 16);
+    av.sgid_index = cpu_to_le16(1);
+    av.traffic_class = 0x28;
+    av.flow_label = cpu_to_le32(0x12345);
+    av.hop_limit = 7;
+    w.remote_qpn = cpu_to_le32(b.qpn);
+    ud_recv(&r, &b, 0, rx, 1024, key);
+    ud_send(&r, &a, 0, &w, &av, tx, sizeof(data), key);
+    cqe = loop_wait_cqe(&r, b.rcqbuf, b.rcq_n++);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 40 + sizeof(data));
+    g_assert_cmpuint(le32_to_cpu(cqe.src_qp), ==, a.qpn);
+    g_assert_cmphex(cqe.flags, ==, SHCA_CQE_GRH);
+    qtest_memread(r.h.qts, rx, got, sizeof(got));
+    /* version 6, traffic class 0x28, flow label 0x12345 */
+    g_assert_cmphex((uint32_t)ldl_be_p(got), ==, 0x62812345);
+    g_assert_cmpuint(lduw_be_p(got + 4), ==, 8 + 12 + 8 + sizeof(data) + 4);
+    g_assert_cmpuint(got[6], ==, 17);
+    g_assert_cmpuint(got[7], ==, 7);
+    g_assert(memcmp(got + 8, gid6, 16) == 0);
+    g_assert(memcmp(got + 24, gid6, 16) == 0);
+    g_assert(memcmp(got + 40, data, sizeof(data)) == 0);
+    cqe = loop_wait_cqe(&r, a.scqbuf, a.scq_n++);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
 /* Bad UD send WQEs complete with an error and move the QP to ERR. */
 static void test_ud_send_malformed(void)
 {
@@ -3092,6 +3161,7 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/wqe/malformed", test_wqe_malformed);
     qtest_add_func("/softhca/wqe/doorbell-overrun", test_wqe_doorbell_overrun);
     qtest_add_func("/softhca/ud/send-recv", test_ud_send_recv);
+    qtest_add_func("/softhca/ud/ipv6", test_ud_ipv6);
     qtest_add_func("/softhca/ud/send-malformed", test_ud_send_malformed);
     qtest_add_func("/softhca/ud/gsi", test_gsi);
     qtest_add_func("/softhca/mcast/attach", test_mcast_attach);
