@@ -194,6 +194,11 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
 
 void softhca_req_run(SofthcaState *s, SofthcaQp *qp)
 {
+    softhca_req_run_budget(s, qp, UINT32_MAX);
+}
+
+void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget)
+{
     SofthcaQpTransport *tp = &qp->tp;
 
     if (qp->state != SHCA_QPS_RTS || tp->rnr_wait) {
@@ -229,6 +234,10 @@ void softhca_req_run(SofthcaState *s, SofthcaQp *qp)
         if (op->wqe.opcode == SHCA_WR_RDMA_READ &&
             tp->send_pkt != op->resp_pkts) {
             break;      /* the next chunk waits for the responses */
+        }
+        if (!budget--) {
+            qemu_bh_schedule(tp->req_bh);
+            break;
         }
         if (!softhca_req_send_pkt(s, qp, op)) {
             break;
@@ -305,4 +314,13 @@ void softhca_req_flush(SofthcaState *s, SofthcaQp *qp)
     tp->sq_comp = tp->sq_send = qp->sq.ci;
     tp->send_pkt = 0;
     tp->rd_atomic = 0;
+}
+
+void softhca_req_bh(void *opaque)
+{
+    SofthcaQp *qp = opaque;
+
+    if (qp->valid) {
+        softhca_req_run(qp->tp.s, qp);
+    }
 }

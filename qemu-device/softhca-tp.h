@@ -36,6 +36,15 @@
  */
 #define SOFTHCA_READ_CHUNK      SOFTHCA_REQ_WINDOW
 
+/*
+ * Packets an SQ doorbell sends itself, on the vCPU thread that rang it, if
+ * nothing is outstanding: a lone small message leaves at once.  The rest,
+ * and all a doorbell finds behind packets in flight, go from the main
+ * loop's bottom half, so that the vCPU is back in the guest posting the
+ * next WQEs while the main loop moves the frames.
+ */
+#define SOFTHCA_DOORBELL_PKTS   1
+
 /* The largest RoCEv2 frame: 4096-byte MTU and the longest headers. */
 #define SOFTHCA_TP_FRAME_MAX    4352
 
@@ -76,6 +85,10 @@ void softhca_tp_cqe(SofthcaState *s, SofthcaQp *qp, uint32_t cqn,
 /* softhca-req.c */
 SofthcaSendOp *softhca_req_op(SofthcaQp *qp, uint16_t index);
 void softhca_req_run(SofthcaState *s, SofthcaQp *qp);
+/* The same, sending at most budget packets now and the rest from req_bh. */
+void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget);
+/* The requester's bottom half: softhca_req_run after an SQ doorbell. */
+void softhca_req_bh(void *opaque);
 /* Send again from psn, which lies in a started WQE. */
 void softhca_req_rewind(SofthcaState *s, SofthcaQp *qp, uint32_t psn);
 void softhca_req_flush(SofthcaState *s, SofthcaQp *qp);

@@ -143,6 +143,12 @@ void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp)
         tp->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
                                        softhca_comp_timer_cb, qp);
     }
+    if (tp->req_bh) {
+        qemu_bh_cancel(tp->req_bh);
+    } else {
+        tp->req_bh = qemu_bh_new_guarded(softhca_req_bh, qp,
+                                         &DEVICE(s)->mem_reentrancy_guard);
+    }
     if (tp->resp_bh) {
         qemu_bh_cancel(tp->resp_bh);
     } else {
@@ -155,6 +161,7 @@ void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp)
         .nops = tp->nops,
         .retry_timer = tp->retry_timer,
         .resp_bh = tp->resp_bh,
+        .req_bh = tp->req_bh,
         .prev_op = SOFTHCA_OP_SEND_ONLY,
     };
 }
@@ -195,6 +202,9 @@ void softhca_tp_destroy(SofthcaState *s, SofthcaQp *qp)
     if (qp->tp.resp_bh) {
         qemu_bh_delete(qp->tp.resp_bh);
     }
+    if (qp->tp.req_bh) {
+        qemu_bh_delete(qp->tp.req_bh);
+    }
     g_free(qp->tp.ops);
     qp->tp = (SofthcaQpTransport) { 0 };
 }
@@ -208,7 +218,9 @@ void softhca_tp_sq_kick(SofthcaState *s, SofthcaQp *qp)
     if (softhca_qp_is_ud(qp)) {
         softhca_ud_send_run(s, qp);
     } else {
-        softhca_req_run(s, qp);
+        bool idle = qp->tp.una_psn == qp->tp.sq_psn;
+
+        softhca_req_run_budget(s, qp, idle ? SOFTHCA_DOORBELL_PKTS : 0);
     }
 }
 

@@ -71,6 +71,7 @@ typedef struct SofthcaQpTransport {
     bool rnr_wait;              /* sending stopped by an RNR NAK */
     bool read_nak;              /* a READ response gap was retried */
     QEMUTimer *retry_timer;     /* ACK timeout, then RNR wait */
+    QEMUBH *req_bh;             /* runs the requester after a doorbell */
 
     /* responder */
     uint32_t rq_psn;            /* next PSN expected */
