@@ -137,6 +137,9 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
     uint8_t payload[4096];
     SofthcaRocePacket p = { 0 };
 
+    softhca_resp_ack_flush(s, qp);
+    tp->ack_ride = true;
+
     p.bth.psn = softhca_psn_add(op->first_psn, i);
     p.bth.opcode = softhca_req_opcode(w->opcode, first, last, transport);
     switch (w->opcode) {

@@ -349,6 +349,53 @@ static void softhca_resp_ack_ordered(SofthcaState *s, SofthcaQp *qp,
     }
 }
 
+/*
+ * The ACK asked for by the request just executed.  While the QP sends
+ * requests of its own, the ACK waits for the next of them and goes just
+ * before it (the peer then takes both in one wake-up), or goes when
+ * ack_timer runs out; then ACKs go at once until the QP sends again.
+ */
+static void softhca_resp_ack_request(SofthcaState *s, SofthcaQp *qp)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    uint64_t timeout = softhca_ack_timeout_ns(qp->attr.timeout);
+    uint64_t delay = timeout ? MIN(SHCA_ACK_DELAY_NS, timeout / 2)
+                             : SHCA_ACK_DELAY_NS;
+
+    if (!tp->ack_ride) {
+        softhca_resp_ack_ordered(s, qp, softhca_psn_add(tp->rq_psn, -1));
+        return;
+    }
+    tp->ack_delayed = true;
+    if (!timer_pending(tp->ack_timer)) {
+        timer_mod(tp->ack_timer,
+                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + delay);
+    }
+}
+
+/* Send the ACK held back, if any: a request of the QP is about to go. */
+void softhca_resp_ack_flush(SofthcaState *s, SofthcaQp *qp)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+
+    if (tp->ack_delayed) {
+        tp->ack_delayed = false;
+        timer_del(tp->ack_timer);
+        softhca_resp_ack_ordered(s, qp, softhca_psn_add(tp->rq_psn, -1));
+    }
+}
+
+void softhca_resp_ack_timer_cb(void *opaque)
+{
+    SofthcaQp *qp = opaque;
+
+    if (qp->valid && (qp->state == SHCA_QPS_RTR || qp->state == SHCA_QPS_RTS ||
+                      qp->state == SHCA_QPS_SQD)) {
+        qp->tp.ack_ride = false;
+        softhca_resp_ack_flush(qp->tp.s, qp);
+    }
+}
+
 static SofthcaRespResult softhca_resp_read(SofthcaState *s, SofthcaQp *qp,
                                            const SofthcaRocePacket *p)
 {
@@ -588,7 +635,7 @@ void softhca_resp_receive(SofthcaState *s, SofthcaQp *qp,
             tp->msn++;
         }
         if (p->bth.ack_req || softhca_op_ends(op)) {
-            softhca_resp_ack_ordered(s, qp, p->bth.psn);
+            softhca_resp_ack_request(s, qp);
         }
         break;
     case SOFTHCA_RESP_ANSWERED:
@@ -624,6 +671,8 @@ void softhca_resp_flush(SofthcaState *s, SofthcaQp *qp)
         tp->rd[i].pending = false;
     }
     tp->ack_defer = false;
+    tp->ack_delayed = false;
+    timer_del(tp->ack_timer);
     if (tp->have_recv) {
         softhca_resp_recv_cqe(s, qp, SHCA_CQE_WR_FLUSH_ERR, SHCA_CQE_OP_RECV,
                               0, 0, 0, false);

@@ -126,6 +126,8 @@ void softhca_resp_receive(SofthcaState *s, SofthcaQp *qp,
 void softhca_resp_flush(SofthcaState *s, SofthcaQp *qp);
 /* Send more of the pending READ responses (opaque: the QP). */
 void softhca_resp_bh(void *opaque);
+void softhca_resp_ack_flush(SofthcaState *s, SofthcaQp *qp);
+void softhca_resp_ack_timer_cb(void *opaque);
 
 /* softhca-ud.c: datagram QPs (spec §17) */
 void softhca_ud_send_run(SofthcaState *s, SofthcaQp *qp);

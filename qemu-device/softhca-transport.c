@@ -143,6 +143,12 @@ void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp)
         tp->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
                                        softhca_comp_timer_cb, qp);
     }
+    if (tp->ack_timer) {
+        timer_del(tp->ack_timer);
+    } else {
+        tp->ack_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                     softhca_resp_ack_timer_cb, qp);
+    }
     if (tp->req_bh) {
         qemu_bh_cancel(tp->req_bh);
     } else {
@@ -162,6 +168,7 @@ void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp)
         .retry_timer = tp->retry_timer,
         .resp_bh = tp->resp_bh,
         .req_bh = tp->req_bh,
+        .ack_timer = tp->ack_timer,
         .prev_op = SOFTHCA_OP_SEND_ONLY,
     };
 }
@@ -204,6 +211,9 @@ void softhca_tp_destroy(SofthcaState *s, SofthcaQp *qp)
     }
     if (qp->tp.req_bh) {
         qemu_bh_delete(qp->tp.req_bh);
+    }
+    if (qp->tp.ack_timer) {
+        timer_free(qp->tp.ack_timer);
     }
     g_free(qp->tp.ops);
     qp->tp = (SofthcaQpTransport) { 0 };

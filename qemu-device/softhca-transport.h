@@ -93,6 +93,9 @@ typedef struct SofthcaQpTransport {
     SofthcaRdAtomic rd[SOFTHCA_MAX_QP_RD_ATOM];
     uint32_t rd_next;
     bool ack_defer;             /* an ACK waits behind pending responses */
+    bool ack_delayed;           /* an ACK waits for ack_timer or a request */
+    bool ack_ride;              /* requests go out: ACKs may wait for one */
+    QEMUTimer *ack_timer;
     QEMUBH *resp_bh;            /* sends the rest of the pending responses */
 } SofthcaQpTransport;
 

@@ -335,6 +335,13 @@ struct shca_qp_attr {
 	struct shca_av av;	/* SHCA_QP_ATTR_AV */
 };
 
+/*
+ * The longest an RC responder holds an ACK back for a request of its own
+ * QP to precede (spec §16), on the VM clock; never more than half the
+ * QP's local ACK timeout.
+ */
+#define SHCA_ACK_DELAY_NS		100000
+
 #define SHCA_ACCESS_LOCAL_WRITE		(1u << 0)
 #define SHCA_ACCESS_REMOTE_WRITE	(1u << 1)
 #define SHCA_ACCESS_REMOTE_READ		(1u << 2)

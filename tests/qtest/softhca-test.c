@@ -2175,6 +2175,79 @@ static void rdma_stats(Rdma *r, uint64_t *stats)
     guest_free(&r->h.alloc, buf);
 }
 
+/* Whether CQE n of a CQ is there, by the phase rule; never waits. */
+static bool loop_cqe_ready(Rdma *r, uint64_t cqbuf, uint32_t n)
+{
+    const uint32_t size = 1u << LOOP_CQ_LOG;
+    uint8_t phase = (n / size) & 1 ? 0 : SHCA_PHASE_BIT;
+
+    return (rdma_cqe(r, cqbuf, n % size).phase & SHCA_PHASE_BIT) == phase;
+}
+
+/* Wait (bounded) for CQE n of a CQ with the VM clock stopped. */
+static void loop_wait_cqe_frozen(Rdma *r, uint64_t cqbuf, uint32_t n)
+{
+    for (int tries = 0; tries < 400 && !loop_cqe_ready(r, cqbuf, n); tries++) {
+        g_usleep(5 * 1000);
+    }
+    g_assert(loop_cqe_ready(r, cqbuf, n));
+}
+
+static uint64_t loop_tx_packets(Rdma *r)
+{
+    uint64_t stats[SHCA_STAT_COUNT];
+
+    rdma_stats(r, stats);
+    return stats[SHCA_STAT_TX_PACKETS];
+}
+
+/*
+ * A QP that sends requests holds its ACKs back for the next one (spec §16):
+ * the ACK goes out just before it, or when the ACK delay runs out on the
+ * VM clock.  The loop QP answers its own requests, so it is such a QP.
+ */
+static void test_rc_ack_rides(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    uint64_t buf;
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, netdev);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    loop_connect(&r, &l, false);
+    buf = guest_alloc(&r.h.alloc, 4096);
+    loop_recv(&r, &l, 0, 0x31, buf, 2048);
+    loop_recv(&r, &l, 1, 0x32, buf + 2048, 2048);
+    rdma_db(&r, 0, SHCA_DB_RQ, 2 << 16 | l.qpn);
+
+    /* the SEND arrives; its ACK waits, so the SEND is not complete */
+    loop_send(&r, &l, 0, 0x41, buf, 64, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    loop_wait_cqe_frozen(&r, l.rcqbuf, 0);
+    g_usleep(50 * 1000);
+    g_assert_cmpuint(loop_tx_packets(&r), ==, 1);
+    g_assert(!loop_cqe_ready(&r, l.scqbuf, 0));
+
+    /* the next request takes the ACK with it, ahead of itself */
+    loop_send(&r, &l, 1, 0x42, buf, 64, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    loop_wait_cqe_frozen(&r, l.rcqbuf, 1);
+    loop_wait_cqe_frozen(&r, l.scqbuf, 0);
+    g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, l.scqbuf, 0).wr_id), ==, 0x41);
+    g_usleep(50 * 1000);
+    g_assert_cmpuint(loop_tx_packets(&r), ==, 3);
+    g_assert(!loop_cqe_ready(&r, l.scqbuf, 1));
+
+    /* with no request to ride, the ACK goes when its delay runs out */
+    qtest_clock_step(r.h.qts, SHCA_ACK_DELAY_NS);
+    loop_wait_cqe_frozen(&r, l.scqbuf, 1);
+    g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, l.scqbuf, 1).wr_id), ==, 0x42);
+    g_assert_cmpuint(loop_tx_packets(&r), ==, 4);
+    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_RTS);
+    hca_stop(&r.h);
+}
+
 /* Wait until the counters stop moving (held frames go out on the clock). */
 static void fault_settle(Rdma *r, uint64_t *stats)
 {
@@ -3158,6 +3231,7 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/mr/reg", test_mr_reg);
     qtest_add_func("/softhca/rdma/query-stats", test_query_stats);
     qtest_add_func("/softhca/wqe/send-self", test_wqe_send_self);
+    qtest_add_func("/softhca/rc/ack-rides", test_rc_ack_rides);
     qtest_add_func("/softhca/wqe/malformed", test_wqe_malformed);
     qtest_add_func("/softhca/wqe/doorbell-overrun", test_wqe_doorbell_overrun);
     qtest_add_func("/softhca/ud/send-recv", test_ud_send_recv);
