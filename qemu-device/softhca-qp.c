@@ -168,6 +168,7 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
 
 static void softhca_qp_free(SofthcaState *s, SofthcaQp *qp)
 {
+    softhca_tp_stop(s, qp);
     softhca_tp_destroy(s, qp);
     s->cqs[qp->send_cqn].users--;
     s->cqs[qp->recv_cqn].users--;
@@ -372,6 +373,9 @@ uint8_t softhca_qp_modify(SofthcaState *s, const struct shca_aq_qp_attr *c)
         return SHCA_AQ_BAD_PARAM;
     }
 
+    if (next != old) {
+        softhca_tp_stop(s, qp);
+    }
     qp->state = next;
     qp->attr.state = next;
     trace_softhca_qp_modify(qp->qpn, old, next, mask);

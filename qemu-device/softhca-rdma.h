@@ -172,6 +172,11 @@ void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp);
 void softhca_tp_modified(SofthcaState *s, SofthcaQp *qp, uint8_t old_state,
                          uint32_t attr_mask);
 /*
+ * The QP is about to leave its state (MODIFY_QP) or be destroyed: an ACK
+ * it holds back for requests it executed goes now (spec §16).
+ */
+void softhca_tp_stop(SofthcaState *s, SofthcaQp *qp);
+/*
  * The QP entered ERR, or WQEs were posted to it in ERR: complete every
  * outstanding WQE with WR_FLUSH_ERR.
  */

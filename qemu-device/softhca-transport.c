@@ -193,6 +193,14 @@ void softhca_tp_modified(SofthcaState *s, SofthcaQp *qp, uint8_t old_state,
     }
 }
 
+void softhca_tp_stop(SofthcaState *s, SofthcaQp *qp)
+{
+    if (qp->state == SHCA_QPS_RTR || qp->state == SHCA_QPS_RTS ||
+        qp->state == SHCA_QPS_SQD) {
+        softhca_resp_ack_flush(s, qp);
+    }
+}
+
 void softhca_tp_flush(SofthcaState *s, SofthcaQp *qp)
 {
     timer_del(qp->tp.retry_timer);

@@ -2245,6 +2245,20 @@ static void test_rc_ack_rides(void)
     g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, l.scqbuf, 1).wr_id), ==, 0x42);
     g_assert_cmpuint(loop_tx_packets(&r), ==, 4);
     g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_RTS);
+
+    /*
+     * A held ACK is not lost when the QP stops answering: a program that
+     * has its last receive may move its QP on (or destroy it) at once.
+     */
+    loop_recv(&r, &l, 2, 0x33, buf, 2048);
+    rdma_db(&r, 0, SHCA_DB_RQ, 3 << 16 | l.qpn);
+    loop_send(&r, &l, 2, 0x43, buf, 64, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 3 << 16 | l.qpn);
+    loop_wait_cqe_frozen(&r, l.rcqbuf, 2);
+    g_usleep(50 * 1000);
+    g_assert_cmpuint(loop_tx_packets(&r), ==, 5);
+    loop_connect(&r, &l, true);         /* RTS -> RESET -> INIT */
+    g_assert_cmpuint(loop_tx_packets(&r), ==, 6);
     hca_stop(&r.h);
 }
 
