@@ -330,12 +330,9 @@ void softhca_resp_bh(void *opaque)
     SofthcaQp *qp = opaque;
     SofthcaState *s = qp->tp.s;
 
-    if (!qp->valid || (qp->state != SHCA_QPS_RTR &&
-                       qp->state != SHCA_QPS_RTS &&
-                       qp->state != SHCA_QPS_SQD)) {
-        return;
+    if (qp->valid && softhca_tp_answers(qp)) {
+        softhca_resp_pump(s, qp);
     }
-    softhca_resp_pump(s, qp);
 }
 
 /* An ACK: now, or after the responses still to send. */
@@ -389,8 +386,7 @@ void softhca_resp_ack_timer_cb(void *opaque)
 {
     SofthcaQp *qp = opaque;
 
-    if (qp->valid && (qp->state == SHCA_QPS_RTR || qp->state == SHCA_QPS_RTS ||
-                      qp->state == SHCA_QPS_SQD)) {
+    if (qp->valid && softhca_tp_answers(qp)) {
         qp->tp.ack_ride = false;
         softhca_resp_ack_flush(qp->tp.s, qp);
     }

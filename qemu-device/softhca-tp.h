@@ -62,6 +62,14 @@ uint32_t softhca_port_mtu(const SofthcaState *s);
 /* SOFTHCA_TRANSPORT_RC or _UC, by the QP's type. */
 uint8_t softhca_tp_transport(const SofthcaQp *qp);
 uint32_t softhca_tp_mtu(const SofthcaQp *qp);
+
+/* RTR, RTS or SQD: the states in which a QP takes requests and answers. */
+static inline bool softhca_tp_answers(const SofthcaQp *qp)
+{
+    return qp->state == SHCA_QPS_RTR || qp->state == SHCA_QPS_RTS ||
+           qp->state == SHCA_QPS_SQD;
+}
+
 /* Send packet p (p->bth.dest_qpn and pkey are filled in) to the QP's AV. */
 bool softhca_tp_send(SofthcaState *s, SofthcaQp *qp, SofthcaRocePacket *p,
                      const void *payload);

@@ -195,8 +195,7 @@ void softhca_tp_modified(SofthcaState *s, SofthcaQp *qp, uint8_t old_state,
 
 void softhca_tp_stop(SofthcaState *s, SofthcaQp *qp)
 {
-    if (qp->state == SHCA_QPS_RTR || qp->state == SHCA_QPS_RTS ||
-        qp->state == SHCA_QPS_SQD) {
+    if (softhca_tp_answers(qp)) {
         softhca_resp_ack_flush(s, qp);
     }
 }
@@ -311,8 +310,7 @@ void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len)
         softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "no such QP");
         return;
     }
-    if (qp->state != SHCA_QPS_RTR && qp->state != SHCA_QPS_RTS &&
-        qp->state != SHCA_QPS_SQD) {
+    if (!softhca_tp_answers(qp)) {
         softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "QP state");
         return;
     }

@@ -1894,6 +1894,15 @@ static void loop_recv(Rdma *r, Loop *l, uint16_t i, uint64_t wr_id,
     qtest_memwrite(r->h.qts, slot + sizeof(w), &sge, sizeof(sge));
 }
 
+/* Whether CQE n of a CQ is there, by the phase rule; never waits. */
+static bool loop_cqe_ready(Rdma *r, uint64_t cqbuf, uint32_t n)
+{
+    const uint32_t size = 1u << LOOP_CQ_LOG;
+    uint8_t phase = (n / size) & 1 ? 0 : SHCA_PHASE_BIT;
+
+    return (rdma_cqe(r, cqbuf, n % size).phase & SHCA_PHASE_BIT) == phase;
+}
+
 /*
  * Wait (bounded, moving the VM clock for retransmissions) for CQE n of a
  * CQ, by the phase rule, and tell the device it is consumed.
@@ -1901,16 +1910,13 @@ static void loop_recv(Rdma *r, Loop *l, uint16_t i, uint64_t wr_id,
 static struct shca_cqe loop_wait_cqe(Rdma *r, uint64_t cqbuf, uint32_t n)
 {
     const uint32_t size = 1u << LOOP_CQ_LOG;
-    uint8_t phase = (n / size) & 1 ? 0 : SHCA_PHASE_BIT;
     struct shca_cq_record rec = { .ci = cpu_to_le32(n + 1) };
-    struct shca_cqe cqe;
 
     for (int tries = 0; tries < 1000; tries++) {
-        cqe = rdma_cqe(r, cqbuf, n % size);
-        if ((cqe.phase & SHCA_PHASE_BIT) == phase) {
+        if (loop_cqe_ready(r, cqbuf, n)) {
             qtest_memwrite(r->h.qts, cqbuf + size * SHCA_CQE_SIZE, &rec,
                            sizeof(rec));
-            return cqe;
+            return rdma_cqe(r, cqbuf, n % size);
         }
         g_usleep(5 * 1000);
         qtest_clock_step(r->h.qts, 200 * 1000);
@@ -2175,15 +2181,6 @@ static void rdma_stats(Rdma *r, uint64_t *stats)
     guest_free(&r->h.alloc, buf);
 }
 
-/* Whether CQE n of a CQ is there, by the phase rule; never waits. */
-static bool loop_cqe_ready(Rdma *r, uint64_t cqbuf, uint32_t n)
-{
-    const uint32_t size = 1u << LOOP_CQ_LOG;
-    uint8_t phase = (n / size) & 1 ? 0 : SHCA_PHASE_BIT;
-
-    return (rdma_cqe(r, cqbuf, n % size).phase & SHCA_PHASE_BIT) == phase;
-}
-
 /* Wait (bounded) for CQE n of a CQ with the VM clock stopped. */
 static void loop_wait_cqe_frozen(Rdma *r, uint64_t cqbuf, uint32_t n)
 {
@@ -2199,6 +2196,20 @@ static uint64_t loop_tx_packets(Rdma *r)
 
     rdma_stats(r, stats);
     return stats[SHCA_STAT_TX_PACKETS];
+}
+
+/*
+ * Post SEND i (signaled, 64 bytes at buf) and wait, with the VM clock
+ * stopped, until it is received; then long enough for an ACK that goes
+ * at once to have gone.
+ */
+static void loop_send_received(Rdma *r, Loop *l, uint16_t i, uint64_t wr_id,
+                               uint64_t buf)
+{
+    loop_send(r, l, i, wr_id, buf, 64, SHCA_WQE_SIGNALED);
+    rdma_db(r, 0, SHCA_DB_SQ, (i + 1) << 16 | l->qpn);
+    loop_wait_cqe_frozen(r, l->rcqbuf, i);
+    g_usleep(50 * 1000);
 }
 
 /*
@@ -2222,20 +2233,14 @@ static void test_rc_ack_rides(void)
     rdma_db(&r, 0, SHCA_DB_RQ, 2 << 16 | l.qpn);
 
     /* the SEND arrives; its ACK waits, so the SEND is not complete */
-    loop_send(&r, &l, 0, 0x41, buf, 64, SHCA_WQE_SIGNALED);
-    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
-    loop_wait_cqe_frozen(&r, l.rcqbuf, 0);
-    g_usleep(50 * 1000);
+    loop_send_received(&r, &l, 0, 0x41, buf);
     g_assert_cmpuint(loop_tx_packets(&r), ==, 1);
     g_assert(!loop_cqe_ready(&r, l.scqbuf, 0));
 
     /* the next request takes the ACK with it, ahead of itself */
-    loop_send(&r, &l, 1, 0x42, buf, 64, SHCA_WQE_SIGNALED);
-    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
-    loop_wait_cqe_frozen(&r, l.rcqbuf, 1);
+    loop_send_received(&r, &l, 1, 0x42, buf);
     loop_wait_cqe_frozen(&r, l.scqbuf, 0);
     g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, l.scqbuf, 0).wr_id), ==, 0x41);
-    g_usleep(50 * 1000);
     g_assert_cmpuint(loop_tx_packets(&r), ==, 3);
     g_assert(!loop_cqe_ready(&r, l.scqbuf, 1));
 
@@ -2252,10 +2257,7 @@ static void test_rc_ack_rides(void)
      */
     loop_recv(&r, &l, 2, 0x33, buf, 2048);
     rdma_db(&r, 0, SHCA_DB_RQ, 3 << 16 | l.qpn);
-    loop_send(&r, &l, 2, 0x43, buf, 64, SHCA_WQE_SIGNALED);
-    rdma_db(&r, 0, SHCA_DB_SQ, 3 << 16 | l.qpn);
-    loop_wait_cqe_frozen(&r, l.rcqbuf, 2);
-    g_usleep(50 * 1000);
+    loop_send_received(&r, &l, 2, 0x43, buf);
     g_assert_cmpuint(loop_tx_packets(&r), ==, 5);
     loop_connect(&r, &l, true);         /* RTS -> RESET -> INIT */
     g_assert_cmpuint(loop_tx_packets(&r), ==, 6);
