@@ -437,6 +437,7 @@ static size_t build_ip(uint8_t *ip, const SofthcaRoceEnvelope *env,
 }
 
 /* IP, UDP and BTH, the part of the ICRC input that has masked fields */
+#define ICRC_LRH_LEN    8
 #define ICRC_MASKED_MAX (60 + UDP_HDR_LEN + SOFTHCA_BTH_LEN)
 
 /*
@@ -444,35 +445,44 @@ static size_t build_ip(uint8_t *ip, const SofthcaRoceEnvelope *env,
  * ends at end.  The masked fields are those a router may rewrite: IPv4
  * TOS, TTL and checksum; IPv6 traffic class, flow label and hop limit;
  * the UDP checksum; the BTH byte with FECN, BECN and reserved bits.
+ *
+ * The CRC runs over the masked copy and then the rest of the frame.  The
+ * copy takes a few bytes of the rest along, up to a multiple of 16 bytes
+ * and at least 64, so that both parts go through softhca_crc32()'s folding
+ * loop: a short piece falls to a byte-wise loop that costs as much as a
+ * 4 KiB payload.
  */
 static uint32_t icrc_compute(const uint8_t *frame, size_t udp_off, size_t end)
 {
-    static const uint8_t lrh[8] = {
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-    };
-    uint8_t masked[ICRC_MASKED_MAX];
+    uint8_t masked[ICRC_LRH_LEN + ICRC_MASKED_MAX + 16];
     size_t ip_len = udp_off - ETH_HDR_LEN;
-    size_t bth_off = ip_len + UDP_HDR_LEN;
+    size_t bth_off = ICRC_LRH_LEN + ip_len + UDP_HDR_LEN;
     size_t masked_len = bth_off + SOFTHCA_BTH_LEN;
-    uint32_t crc;
+    size_t rest_len = end - SOFTHCA_ICRC_LEN - ETH_HDR_LEN -
+                      (masked_len - ICRC_LRH_LEN);
+    size_t extra = masked_len < 64 ? 64 - masked_len : -masked_len & 15;
+    uint8_t *ip = masked + ICRC_LRH_LEN;
 
-    memcpy(masked, frame + ETH_HDR_LEN, masked_len);
-    if ((masked[0] >> 4) == 4) {
-        masked[1] = 0xff;
-        masked[IPV4_TTL_OFF] = 0xff;
-        memset(masked + IPV4_CSUM_OFF, 0xff, 2);
-    } else {
-        masked[0] |= 0x0f;
-        memset(masked + 1, 0xff, 3);
-        masked[IPV6_HLIM_OFF] = 0xff;
+    if (extra > rest_len) {
+        extra = rest_len;
     }
-    memset(masked + ip_len + UDP_CSUM_OFF, 0xff, 2);
+    memset(masked, 0xff, ICRC_LRH_LEN);
+    memcpy(ip, frame + ETH_HDR_LEN, masked_len - ICRC_LRH_LEN + extra);
+    if ((ip[0] >> 4) == 4) {
+        ip[1] = 0xff;
+        ip[IPV4_TTL_OFF] = 0xff;
+        memset(ip + IPV4_CSUM_OFF, 0xff, 2);
+    } else {
+        ip[0] |= 0x0f;
+        memset(ip + 1, 0xff, 3);
+        ip[IPV6_HLIM_OFF] = 0xff;
+    }
+    memset(ip + ip_len + UDP_CSUM_OFF, 0xff, 2);
     masked[bth_off + 4] = 0xff;
 
-    crc = softhca_crc32(0, lrh, sizeof(lrh));
-    crc = softhca_crc32(crc, masked, masked_len);
-    return softhca_crc32(crc, frame + ETH_HDR_LEN + masked_len,
-                         end - SOFTHCA_ICRC_LEN - ETH_HDR_LEN - masked_len);
+    return softhca_crc32(softhca_crc32(0, masked, masked_len + extra),
+                         frame + ETH_HDR_LEN + masked_len - ICRC_LRH_LEN +
+                         extra, rest_len - extra);
 }
 
 static void wr_le32(uint8_t *p, uint32_t v)
