@@ -337,6 +337,7 @@ struct softhca_create_qp_params {
 	u8 sq_wqe_shift;
 	u8 rq_log_size;
 	u8 rq_wqe_shift;
+	u8 flags;		/* SHCA_QP_F_* */
 	const struct shca_buf_desc *sq;
 	const struct shca_buf_desc *rq;	/* NULL: no RQ */
 };

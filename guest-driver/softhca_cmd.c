@@ -131,6 +131,7 @@ int softhca_cmd_create_qp(struct softhca_dev *sdev,
 	c->type = params->type;
 	c->sq_log_size = params->sq_log_size;
 	c->sq_wqe_shift = params->sq_wqe_shift;
+	c->flags = params->flags;
 	c->sq = *params->sq;
 	if (params->rq) {
 		c->rq_log_size = params->rq_log_size;

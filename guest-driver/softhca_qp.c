@@ -87,8 +87,9 @@ static int softhca_qp_check(struct softhca_dev *sdev,
 	struct ib_qp_cap *cap = &init_attr->cap;
 	struct ib_device *ibdev = &sdev->ibdev;
 	bool has_rq = req->rq_buf_size;
+	u64 sq_size = (u64)BIT(req->sq_log_size) << req->sq_wqe_shift;
 
-	if (req->comp_mask) {
+	if (req->comp_mask & ~SOFTHCA_CREATE_QP_SQ_RECORD) {
 		ibdev_dbg(ibdev, "create_qp: unknown comp_mask %#x\n",
 			  req->comp_mask);
 		return -EOPNOTSUPP;
@@ -111,7 +112,9 @@ static int softhca_qp_check(struct softhca_dev *sdev,
 	    softhca_wqe_sges(req->sq_wqe_shift, sq_header, U32_MAX) <
 	    cap->max_send_sge ||
 	    BIT(req->sq_wqe_shift) - sq_header < cap->max_inline_data ||
-	    req->sq_buf_size < (u64)BIT(req->sq_log_size) << req->sq_wqe_shift) {
+	    req->sq_buf_size < sq_size +
+	    (req->comp_mask & SOFTHCA_CREATE_QP_SQ_RECORD ?
+	     sizeof(struct shca_sq_record) : 0)) {
 		ibdev_dbg(ibdev, "create_qp: bad SQ 2^%u x 2^%u, %llu bytes\n",
 			  req->sq_log_size, req->sq_wqe_shift, req->sq_buf_size);
 		return -EINVAL;
@@ -216,6 +219,10 @@ static int softhca_uqp_init(struct softhca_dev *sdev, struct softhca_qp *qp,
 		params->rq_wqe_shift = req.rq_wqe_shift;
 	}
 
+	/* The record is the provider's to use when the device keeps it. */
+	if ((req.comp_mask & SOFTHCA_CREATE_QP_SQ_RECORD) &&
+	    (sdev->caps.caps & SHCA_CAP_SQ_RECORD))
+		params->flags |= SHCA_QP_F_SQ_RECORD;
 	params->sq = &sq_pbl->desc;
 	params->sq_log_size = req.sq_log_size;
 	params->sq_wqe_shift = req.sq_wqe_shift;
@@ -320,6 +327,8 @@ int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 
 	if (uctx) {
 		resp.qpn = qpn;
+		if (params.flags & SHCA_QP_F_SQ_RECORD)
+			resp.comp_mask |= SOFTHCA_CREATE_QP_RESP_SQ_RECORD;
 		err = softhca_copy_resp(udata, &resp, sizeof(resp));
 		if (err)
 			goto err_erase;

@@ -76,6 +76,7 @@ struct softhca_wq {
 	struct softhca_wqe_limits lim;
 	uint32_t pi; /* WQEs posted, free-running; under lock */
 	_Atomic(uint32_t) ci; /* WQEs completed; advanced by poll_cq */
+	struct shca_sq_record *record; /* SQ, if the device keeps it (§14) */
 };
 
 struct softhca_qp {

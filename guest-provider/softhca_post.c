@@ -19,16 +19,29 @@ static void *softhca_wq_slot(struct softhca_wq *wq, uint32_t pi)
 			    wq->shape.wqe_shift);
 }
 
-/* Hand the WQEs up to count pi to the device: one doorbell per call. */
+/*
+ * Hand the WQEs up to count pi to the device: one doorbell per call, none
+ * while the device polls the SQ record (spec §14).
+ */
 static void softhca_wq_ring(struct softhca_qp *qp, struct softhca_wq *wq,
 			    uint32_t pi, uint32_t offset)
 {
 	if (pi == wq->pi)
 		return;
 	udma_to_device_barrier();
+	wq->pi = pi;
+	if (wq->record) {
+		atomic_store_explicit((_Atomic(uint32_t) *)&wq->record->pi,
+				      htole32(pi), memory_order_relaxed);
+		/* The device clears POLLING, then reads pi: one sees the other. */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (le32toh(atomic_load_explicit(
+			    (_Atomic(uint32_t) *)&wq->record->device,
+			    memory_order_relaxed)) & SHCA_SQ_RECORD_POLLING)
+			return;
+	}
 	softhca_ring_doorbell(to_sctx(qp->vqp.qp.context), offset,
 			      softhca_wq_doorbell(pi, qp->vqp.qp.qp_num));
-	wq->pi = pi;
 }
 
 int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,

@@ -6,15 +6,31 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "softhca.h"
 
-static int softhca_wq_init(struct softhca_wq *wq)
+static size_t softhca_wq_ring_size(const struct softhca_wq *wq)
+{
+	return (size_t)1 << (wq->shape.log_size + wq->shape.wqe_shift);
+}
+
+/*
+ * An SQ record (spec §14) needs room after the ring within the pages one
+ * buffer descriptor takes; the largest rings go without.
+ */
+static bool softhca_sq_record_fits(const struct softhca_wq *sq)
+{
+	return softhca_wq_ring_size(sq) + sizeof(struct shca_sq_record) <=
+	       SHCA_BUF_LIST_MAX * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* The ring, then extra bytes (the SQ record) */
+static int softhca_wq_init(struct softhca_wq *wq, size_t extra)
 {
 	int err;
 
-	err = softhca_buf_alloc(&wq->buf, (size_t)1 << (wq->shape.log_size +
-							wq->shape.wqe_shift));
+	err = softhca_buf_alloc(&wq->buf, softhca_wq_ring_size(wq) + extra);
 	if (err)
 		return err;
 	pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
@@ -84,6 +100,7 @@ struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
 	struct ibv_qp_init_attr kattr = *attr;
 	bool dgram = attr->qp_type == IBV_QPT_UD;
 	struct softhca_qp *qp;
+	bool record;
 	int err;
 
 	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
@@ -115,15 +132,18 @@ struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
 	};
 	qp->rq.lim.max_sge = kattr.cap.max_recv_sge;
 
-	err = softhca_wq_init(&qp->sq);
+	record = softhca_sq_record_fits(&qp->sq);
+	err = softhca_wq_init(&qp->sq,
+			      record ? sizeof(struct shca_sq_record) : 0);
 	if (err)
 		goto err_free;
 	if (softhca_has_rq(qp)) {
-		err = softhca_wq_init(&qp->rq);
+		err = softhca_wq_init(&qp->rq, 0);
 		if (err)
 			goto err_sq;
 	}
 
+	cmd.comp_mask = record ? SOFTHCA_CREATE_QP_SQ_RECORD : 0;
 	cmd.sq_log_size = qp->sq.shape.log_size;
 	cmd.sq_wqe_shift = qp->sq.shape.wqe_shift;
 	cmd.sq_buf_addr = (uintptr_t)qp->sq.buf.addr;
@@ -140,6 +160,10 @@ struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
 		goto err_rq;
 	}
 	attr->cap = qp->cap;
+	if (resp.comp_mask & SOFTHCA_CREATE_QP_RESP_SQ_RECORD)
+		qp->sq.record = (struct shca_sq_record *)
+			((uint8_t *)qp->sq.buf.addr +
+			 softhca_wq_ring_size(&qp->sq));
 
 	pthread_mutex_lock(&ctx->qp_table_lock);
 	ctx->qp_table[qp->vqp.qp.qp_num & ctx->qp_table_mask] = qp;
@@ -168,6 +192,8 @@ static void softhca_reset_wqs(struct softhca_qp *qp)
 	pthread_spin_lock(&qp->sq.lock);
 	qp->sq.pi = 0;
 	atomic_store(&qp->sq.ci, 0);
+	if (qp->sq.record)
+		atomic_store((_Atomic(uint32_t) *)&qp->sq.record->pi, 0);
 	pthread_spin_unlock(&qp->sq.lock);
 	if (softhca_has_rq(qp)) {
 		pthread_spin_lock(&qp->rq.lock);

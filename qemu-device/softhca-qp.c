@@ -57,7 +57,7 @@ bool softhca_wq_read(SofthcaState *s, const SofthcaWq *wq, uint16_t index,
 static uint8_t softhca_wq_init(SofthcaState *s, SofthcaWq *wq,
                                const struct shca_buf_desc *desc,
                                uint8_t log_size, uint8_t wqe_shift,
-                               uint8_t shift_min)
+                               uint8_t shift_min, size_t record)
 {
     if (wqe_shift < shift_min || wqe_shift > SOFTHCA_WQE_SHIFT_MAX ||
         log_size > 31 || (1u << log_size) > SOFTHCA_MAX_QP_WR) {
@@ -65,7 +65,8 @@ static uint8_t softhca_wq_init(SofthcaState *s, SofthcaWq *wq,
     }
     wq->log_size = log_size;
     wq->wqe_shift = wqe_shift;
-    return softhca_buf_init(s, &wq->buf, desc, 1ull << (log_size + wqe_shift));
+    return softhca_buf_init(s, &wq->buf, desc,
+                            (1ull << (log_size + wqe_shift)) + record);
 }
 
 void softhca_av_from_le(struct shca_av *av, const struct shca_av *le)
@@ -127,6 +128,7 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
         ((c->type == SHCA_QPT_UD || c->type == SHCA_QPT_GSI) &&
          !softhca_has_dgram(s)) ||
         (c->type == SHCA_QPT_GSI && uctx != 0) ||
+        (c->flags & ~SHCA_QP_F_SQ_RECORD) || (c->flags && !s->caps_qp) ||
         !buffer_is_zero(c->rsvd, sizeof(c->rsvd)) ||
         /* a QP without an RQ describes none at all */
         (!has_rq && (c->rq_log_size || c->rq_wqe_shift ||
@@ -139,10 +141,12 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
     }
     qp = &s->qps[*qpn];
     status = softhca_wq_init(s, &qp->sq, &c->sq, c->sq_log_size,
-                             c->sq_wqe_shift, SOFTHCA_SQ_SHIFT_MIN);
+                             c->sq_wqe_shift, SOFTHCA_SQ_SHIFT_MIN,
+                             c->flags & SHCA_QP_F_SQ_RECORD ?
+                             sizeof(struct shca_sq_record) : 0);
     if (status == SHCA_AQ_OK && has_rq) {
         status = softhca_wq_init(s, &qp->rq, &c->rq, c->rq_log_size,
-                                 c->rq_wqe_shift, SOFTHCA_RQ_SHIFT_MIN);
+                                 c->rq_wqe_shift, SOFTHCA_RQ_SHIFT_MIN, 0);
     }
     if (status != SHCA_AQ_OK) {
         softhca_buf_free(&qp->sq.buf);
@@ -151,6 +155,7 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
         return status;
     }
     qp->valid = true;
+    qp->sq_record = c->flags & SHCA_QP_F_SQ_RECORD;
     qp->type = c->type;
     qp->state = SHCA_QPS_RESET;
     qp->qpn = *qpn;
@@ -378,6 +383,10 @@ uint8_t softhca_qp_modify(SofthcaState *s, const struct shca_aq_qp_attr *c)
     }
     qp->state = next;
     qp->attr.state = next;
+    if (next != SHCA_QPS_RTS) {
+        /* POLLING only in RTS (spec §14) */
+        softhca_qp_sq_polling(s, qp, false);
+    }
     trace_softhca_qp_modify(qp->qpn, old, next, mask);
     if (next == SHCA_QPS_RESET) {
         softhca_qp_to_reset(s, qp);
@@ -388,8 +397,8 @@ uint8_t softhca_qp_modify(SofthcaState *s, const struct shca_aq_qp_attr *c)
     if (next == SHCA_QPS_ERR && old != SHCA_QPS_ERR) {
         softhca_tp_flush(s, qp);
     } else if (next == SHCA_QPS_RTS && old != SHCA_QPS_RTS &&
-               qp->sq.pi != qp->sq.ci) {
-        /* SQ doorbells held since RESET, INIT or RTR */
+               (softhca_qp_sq_record_poll(s, qp) || qp->sq.pi != qp->sq.ci)) {
+        /* SQ doorbells (or the record) held since RESET, INIT or RTR */
         softhca_tp_sq_kick(s, qp);
     }
     return SHCA_AQ_OK;
@@ -449,6 +458,65 @@ void softhca_qp_error(SofthcaState *s, SofthcaQp *qp, uint8_t eqe_type)
     }
 }
 
+/* Take count pi of wq as its doorbell; false if it runs past the ring. */
+static bool softhca_wq_post(SofthcaState *s, SofthcaQp *qp, SofthcaWq *wq,
+                            uint16_t pi)
+{
+    if ((uint16_t)(pi - wq->ci) > (1u << wq->log_size)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u %s count %u runs "
+                      "past the ring (device at %u)\n", qp->qpn,
+                      wq == &qp->sq ? "SQ" : "RQ", pi, wq->ci);
+        softhca_qp_error(s, qp, SHCA_EQE_QP_FATAL);
+        return false;
+    }
+    wq->pi = pi;
+    return true;
+}
+
+static uint64_t softhca_sq_record_addr(const SofthcaQp *qp, size_t field)
+{
+    return softhca_buf_addr(&qp->sq.buf,
+                            (1ull << (qp->sq.log_size + qp->sq.wqe_shift)) +
+                            field);
+}
+
+bool softhca_qp_sq_record_poll(SofthcaState *s, SofthcaQp *qp)
+{
+    uint32_t pi;
+
+    if (!qp->sq_record ||
+        !softhca_dma_read(s, softhca_sq_record_addr(qp,
+                          offsetof(struct shca_sq_record, pi)), &pi,
+                          sizeof(pi))) {
+        return false;
+    }
+    smp_rmb();      /* the WQEs up to pi after pi */
+    pi = le32_to_cpu(pi);
+    return (uint16_t)pi != qp->sq.pi && softhca_wq_post(s, qp, &qp->sq, pi);
+}
+
+bool softhca_qp_sq_polling(SofthcaState *s, SofthcaQp *qp, bool busy)
+{
+    uint32_t word = cpu_to_le32(busy ? SHCA_SQ_RECORD_POLLING : 0);
+
+    if (!qp->sq_record || busy == qp->sq_polling) {
+        return false;
+    }
+    qp->sq_polling = busy;
+    if (!softhca_dma_write(s, softhca_sq_record_addr(qp,
+                           offsetof(struct shca_sq_record, device)), &word,
+                           sizeof(word))) {
+        qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: SQ record not "
+                      "writable\n", qp->qpn);
+    }
+    if (busy) {
+        return false;
+    }
+    /* Software writes pi, then reads POLLING: one of us sees the other. */
+    smp_mb();
+    return softhca_qp_sq_record_poll(s, qp);
+}
+
 /*
  * SQ and RQ doorbells (spec §14): (pi << 16) | qpn, rung through the page
  * of the QP's context.  A count more than the ring ahead of what the device
@@ -471,14 +539,9 @@ void softhca_qp_doorbell(SofthcaState *s, uint32_t uctx, bool sq,
         return;
     }
     wq = sq ? &qp->sq : &qp->rq;
-    if ((uint16_t)(pi - wq->ci) > (1u << wq->log_size)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u %s doorbell %u runs "
-                      "past the ring (device at %u)\n", qpn, sq ? "SQ" : "RQ",
-                      pi, wq->ci);
-        softhca_qp_error(s, qp, SHCA_EQE_QP_FATAL);
+    if (!softhca_wq_post(s, qp, wq, pi)) {
         return;
     }
-    wq->pi = pi;
     if (qp->state == SHCA_QPS_ERR) {
         softhca_tp_flush(s, qp);
     } else if (!sq) {

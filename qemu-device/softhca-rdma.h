@@ -68,6 +68,8 @@ struct SofthcaQp {
     uint32_t recv_cqn;
     SofthcaWq sq;
     SofthcaWq rq;
+    bool sq_record;             /* a struct shca_sq_record follows the SQ */
+    bool sq_polling;            /* the record's POLLING as last written */
     struct shca_qp_attr attr;   /* last values set, in host byte order */
     SofthcaQpTransport tp;      /* requester/responder/completer state */
 };
@@ -98,6 +100,15 @@ bool softhca_av_ok(SofthcaState *s, const struct shca_av *av);
 /* The allocated MR a key names (index and tag), if any; and its key. */
 SofthcaMr *softhca_mr_lookup(SofthcaState *s, uint32_t key);
 uint32_t softhca_mr_key(const SofthcaState *s, const SofthcaMr *mr);
+
+/*
+ * The SQ record (spec §14): take new WQEs from its pi, as an SQ doorbell
+ * would; true if there were any.  And keep its POLLING in step with whether
+ * the requester is busy; true if clearing it turned up new WQEs.  Both do
+ * nothing for a QP without a record.
+ */
+bool softhca_qp_sq_record_poll(SofthcaState *s, SofthcaQp *qp);
+bool softhca_qp_sq_polling(SofthcaState *s, SofthcaQp *qp, bool busy);
 
 /* Read the WQE in slot (index mod size) of wq; false if not readable. */
 bool softhca_wq_read(SofthcaState *s, const SofthcaWq *wq, uint16_t index,

@@ -93,7 +93,8 @@ static uint32_t softhca_reg_value(SofthcaState *s, hwaddr addr, bool *known)
     case SHCA_REG_VERSION:
         return s->caps_qp ? SHCA_VERSION : SHCA_VERSION_MAJOR << 16 | 1;
     case SHCA_REG_CAPS:
-        return SOFTHCA_CAPS | (s->caps_qp ? SHCA_CAP_QP : 0) |
+        return SOFTHCA_CAPS |
+               (s->caps_qp ? SHCA_CAP_QP | SHCA_CAP_SQ_RECORD : 0) |
                (softhca_has_dgram(s) ? SHCA_CAP_DGRAM : 0);
     case SHCA_REG_NUM_VECTORS:
         return s->vectors;

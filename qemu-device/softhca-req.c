@@ -200,9 +200,34 @@ void softhca_req_run(SofthcaState *s, SofthcaQp *qp)
     softhca_req_run_budget(s, qp, UINT32_MAX);
 }
 
+/*
+ * The SQ record's POLLING (spec §14): set while an ACK, a timer or req_bh
+ * will run the requester again, which then reads the record's pi.  A
+ * doorbell that finds the QP idle leaves it clear: a ping-pong then costs
+ * no record writes, and a stream sets it from req_bh.
+ */
+static void softhca_req_polling(SofthcaState *s, SofthcaQp *qp,
+                                bool doorbell)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    bool busy = tp->una_psn != tp->sq_psn || tp->req_pending ||
+                tp->rnr_wait;
+
+    if (busy && doorbell && !qp->sq_polling) {
+        return;
+    }
+    if (softhca_qp_sq_polling(s, qp, busy)) {
+        /* WQEs posted as it went idle: stay busy for them */
+        tp->req_pending = true;
+        qemu_bh_schedule(tp->req_bh);
+        softhca_qp_sq_polling(s, qp, true);
+    }
+}
+
 void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget)
 {
     SofthcaQpTransport *tp = &qp->tp;
+    bool doorbell = budget != UINT32_MAX;     /* softhca_tp_sq_kick */
 
     if (qp->state != SHCA_QPS_RTS || tp->rnr_wait) {
         return;
@@ -216,7 +241,7 @@ void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget)
         SofthcaSendOp *op;
 
         if (tp->sq_send == qp->sq.ci &&
-            (qp->sq.ci == qp->sq.pi ||
+            ((qp->sq.ci == qp->sq.pi && !softhca_qp_sq_record_poll(s, qp)) ||
              (uint16_t)(qp->sq.ci - tp->sq_comp) >= tp->nops ||
              !softhca_req_start(s, qp))) {
             break;
@@ -239,6 +264,7 @@ void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget)
             break;      /* the next chunk waits for the responses */
         }
         if (!budget--) {
+            tp->req_pending = true;
             qemu_bh_schedule(tp->req_bh);
             break;
         }
@@ -264,6 +290,7 @@ void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget)
     softhca_comp_advance(s, qp, softhca_psn_add(tp->una_psn, -1));
     if (qp->state == SHCA_QPS_RTS) {
         softhca_comp_timer_update(s, qp);
+        softhca_req_polling(s, qp, doorbell);
     }
 }
 
@@ -323,6 +350,7 @@ void softhca_req_bh(void *opaque)
 {
     SofthcaQp *qp = opaque;
 
+    qp->tp.req_pending = false;
     if (qp->valid) {
         softhca_req_run(qp->tp.s, qp);
     }

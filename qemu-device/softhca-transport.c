@@ -202,6 +202,7 @@ void softhca_tp_stop(SofthcaState *s, SofthcaQp *qp)
 
 void softhca_tp_flush(SofthcaState *s, SofthcaQp *qp)
 {
+    softhca_qp_sq_polling(s, qp, false);
     timer_del(qp->tp.retry_timer);
     qp->tp.rnr_wait = false;
     softhca_req_flush(s, qp);

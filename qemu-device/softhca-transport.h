@@ -69,6 +69,7 @@ typedef struct SofthcaQpTransport {
     uint8_t retry_left;
     uint8_t rnr_left;
     bool rnr_wait;              /* sending stopped by an RNR NAK */
+    bool req_pending;           /* req_bh is scheduled */
     bool read_nak;              /* a READ response gap was retried */
     QEMUTimer *retry_timer;     /* ACK timeout, then RNR wait */
     QEMUBH *req_bh;             /* runs the requester after a doorbell */

@@ -42,8 +42,11 @@ struct softhca_ibv_create_cq_resp {
 	__u32 cqn;
 };
 
+/* create_qp: the SQ buffer ends with a struct shca_sq_record (spec §14) */
+#define SOFTHCA_CREATE_QP_SQ_RECORD	(1u << 0)
+
 struct softhca_ibv_create_qp {
-	__u32 comp_mask;
+	__u32 comp_mask;	/* SOFTHCA_CREATE_QP_* */
 	__u8 sq_log_size;
 	__u8 sq_wqe_shift;
 	__u8 rq_log_size;
@@ -54,8 +57,11 @@ struct softhca_ibv_create_qp {
 	__aligned_u64 rq_buf_size;
 };
 
+/* create_qp_resp: the device keeps the SQ record; doorbells may be skipped */
+#define SOFTHCA_CREATE_QP_RESP_SQ_RECORD	(1u << 0)
+
 struct softhca_ibv_create_qp_resp {
-	__u32 comp_mask;
+	__u32 comp_mask;	/* SOFTHCA_CREATE_QP_RESP_* */
 	__u32 qpn;
 };
 

@@ -116,6 +116,7 @@ enum shca_reg {
 #define SHCA_CAP_IPV6			(1u << 2)
 #define SHCA_CAP_QP			(1u << 3)	/* QP, CQ, MR commands */
 #define SHCA_CAP_DGRAM			(1u << 4)	/* UD, GSI, mcast, fast reg */
+#define SHCA_CAP_SQ_RECORD		(1u << 5)	/* spec §14 */
 
 /* CTRL */
 #define SHCA_CTRL_EN			(1u << 0)
@@ -269,10 +270,14 @@ struct shca_aq_create_qp {
 	uint8_t sq_wqe_shift;	/* SQ WQE stride, 2^shift bytes */
 	uint8_t rq_log_size;
 	uint8_t rq_wqe_shift;
-	uint8_t rsvd[3];
+	uint8_t flags;		/* SHCA_QP_F_* */
+	uint8_t rsvd[2];
 	struct shca_buf_desc sq;
 	struct shca_buf_desc rq;
 };
+
+/* The SQ buffer holds a struct shca_sq_record after the ring (§14). */
+#define SHCA_QP_F_SQ_RECORD		(1u << 0)
 
 /* MODIFY_QP and QUERY_QP move a struct shca_qp_attr through guest memory. */
 struct shca_aq_qp_attr {
@@ -608,6 +613,15 @@ struct shca_cq_record {
 	shca_le32 rsvd;
 };
 
+/* After the SQ ring of a QP created with SHCA_QP_F_SQ_RECORD (§14). */
+struct shca_sq_record {
+	shca_le32 pi;		/* software: WQEs posted, free-running */
+	shca_le32 device;	/* the device: SHCA_SQ_RECORD_POLLING */
+};
+
+/* The device reads pi before it goes idle: no SQ doorbell needed. */
+#define SHCA_SQ_RECORD_POLLING		(1u << 0)
+
 /* RoCEv2 */
 #define SHCA_ROCE_UDP_PORT		4791
 
@@ -627,6 +641,7 @@ _Static_assert(sizeof(struct shca_aq_mcast) == 24, "shca_aq_mcast");
 _Static_assert(sizeof(struct shca_recv_wqe) == 16, "shca_recv_wqe");
 _Static_assert(sizeof(struct shca_cqe) == SHCA_CQE_SIZE, "shca_cqe");
 _Static_assert(sizeof(struct shca_cq_record) == 8, "shca_cq_record");
+_Static_assert(sizeof(struct shca_sq_record) == 8, "shca_sq_record");
 _Static_assert(sizeof(struct shca_aq_entry) == SHCA_AQ_ENTRY_SIZE,
 	       "shca_aq_entry");
 _Static_assert(sizeof(struct shca_acq_entry) == 16, "shca_acq_entry");

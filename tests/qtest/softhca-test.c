@@ -1780,7 +1780,9 @@ static uint32_t loop_sq_size(const Loop *l)
     return 1u << (12 - l->sq_shift);
 }
 
-static void loop_start(Rdma *r, Loop *l, uint8_t type, uint8_t sq_shift)
+/* With SHCA_QP_F_SQ_RECORD in flags, the record is the SQ's second page. */
+static void loop_start_flags(Rdma *r, Loop *l, uint8_t type, uint8_t sq_shift,
+                             uint8_t flags)
 {
     struct shca_aq_entry cmd;
 
@@ -1791,16 +1793,25 @@ static void loop_start(Rdma *r, Loop *l, uint8_t type, uint8_t sq_shift)
     stw_le_p(l->mac + 4, rd(&r->h, SHCA_REG_MAC_HI));
     l->scq = rdma_cq(r, 0, LOOP_CQ_LOG, &l->scqbuf);
     l->rcq = rdma_cq(r, 0, LOOP_CQ_LOG, &l->rcqbuf);
-    l->sq = guest_alloc(&r->h.alloc, 4096);
+    l->sq = guest_alloc(&r->h.alloc, flags ? 8192 : 4096);
     l->rq = guest_alloc(&r->h.alloc, 4096);
     rdma_qp_cmd(r, &cmd, 0, type, l->scq, l->rcq, l->sq, l->rq);
     cmd.create_qp.sq_log_size = 12 - sq_shift;
     cmd.create_qp.sq_wqe_shift = sq_shift;
+    cmd.create_qp.flags = flags;
+    if (flags) {
+        buf_direct(&cmd.create_qp.sq, l->sq, 2);
+    }
     g_assert_cmpuint(hca_cmd(&r->h, &cmd, &l->qpn), ==, SHCA_AQ_OK);
     /* one MR over all of RAM: SGE addresses are guest-physical */
     g_assert_cmpuint(rdma_reg_mr(r, SHCA_ACCESS_PHYS | SHCA_ACCESS_LOCAL_WRITE,
                                  0, RAM_TOP, 0, NULL, &l->key), ==,
                      SHCA_AQ_OK);
+}
+
+static void loop_start(Rdma *r, Loop *l, uint8_t type, uint8_t sq_shift)
+{
+    loop_start_flags(r, l, type, sq_shift, 0);
 }
 
 /* The NIC function with two RX buffers, for tests that use its rings. */
@@ -1814,22 +1825,13 @@ static void loop_nic(Rdma *r, Nic *n)
 #define UC_RTR_MASK (RC_RTR_MASK & ~(SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC | \
                                    SHCA_QP_ATTR_MIN_RNR_TIMER))
 
-/* RESET (if it is not) -> INIT, and -> RTR -> RTS to itself unless init. */
-static void loop_connect(Rdma *r, Loop *l, bool init)
+/* INIT -> RTR -> RTS, to itself. */
+static void loop_connect_rts(Rdma *r, Loop *l)
 {
     bool rc = l->type == SHCA_QPT_RC;
-    struct shca_qp_attr a = rc_attr(SHCA_QPS_RESET);
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_RTR);
 
-    g_assert_cmpuint(rdma_modify(r, l->qpn, SHCA_QP_ATTR_STATE, &a), ==,
-                     SHCA_AQ_OK);
-    a = rc_attr(SHCA_QPS_INIT);
     a.access = cpu_to_le32(SHCA_ACCESS_REMOTE_WRITE);
-    g_assert_cmpuint(rdma_modify(r, l->qpn, RC_INIT_MASK, &a), ==,
-                     SHCA_AQ_OK);
-    if (init) {
-        return;
-    }
-    a.state = SHCA_QPS_RTR;
     a.dest_qpn = cpu_to_le32(l->qpn);
     a.sq_psn = a.rq_psn;        /* it answers its own requests */
     a.timeout = 8;              /* 1 ms: retransmit soon under faults */
@@ -1842,6 +1844,22 @@ static void loop_connect(Rdma *r, Loop *l, bool init)
     g_assert_cmpuint(rdma_modify(r, l->qpn, rc ? RC_RTS_MASK :
                                  SHCA_QP_ATTR_STATE | SHCA_QP_ATTR_SQ_PSN,
                                  &a), ==, SHCA_AQ_OK);
+}
+
+/* RESET (if it is not) -> INIT, and -> RTR -> RTS to itself unless init. */
+static void loop_connect(Rdma *r, Loop *l, bool init)
+{
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_RESET);
+
+    g_assert_cmpuint(rdma_modify(r, l->qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    a = rc_attr(SHCA_QPS_INIT);
+    a.access = cpu_to_le32(SHCA_ACCESS_REMOTE_WRITE);
+    g_assert_cmpuint(rdma_modify(r, l->qpn, RC_INIT_MASK, &a), ==,
+                     SHCA_AQ_OK);
+    if (!init) {
+        loop_connect_rts(r, l);
+    }
 }
 
 /* Write send WQE i: the header, then tail (SGEs or inline data). */
@@ -2261,6 +2279,87 @@ static void test_rc_ack_rides(void)
     g_assert_cmpuint(loop_tx_packets(&r), ==, 5);
     loop_connect(&r, &l, true);         /* RTS -> RESET -> INIT */
     g_assert_cmpuint(loop_tx_packets(&r), ==, 6);
+    hca_stop(&r.h);
+}
+
+#define LOOP_SQ_RECORD(l) ((l)->sq + 4096)
+
+static uint32_t loop_polling(Rdma *r, Loop *l)
+{
+    return qtest_readl(r->h.qts, LOOP_SQ_RECORD(l) +
+                       offsetof(struct shca_sq_record, device));
+}
+
+static void loop_record_pi(Rdma *r, Loop *l, uint32_t pi)
+{
+    qtest_writel(r->h.qts, LOOP_SQ_RECORD(l) +
+                 offsetof(struct shca_sq_record, pi), pi);
+}
+
+/*
+ * The SQ record (spec §14): POLLING is set while the QP has packets
+ * unacknowledged, WQEs posted with the record alone then go out, and it
+ * is clear again once all are acknowledged.  A count in the record runs
+ * past the ring as a doorbell's does.
+ */
+static void test_rc_sq_record(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    struct shca_aq_entry cmd;
+    uint64_t buf;
+    uint32_t qpn;
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, netdev);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_SQ_RECORD, ==,
+                    SHCA_CAP_SQ_RECORD);
+    loop_start_flags(&r, &l, SHCA_QPT_RC, 7, SHCA_QP_F_SQ_RECORD);
+    /* the ring fills the buffer: no room for the record */
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, l.scq, l.rcq,
+                guest_alloc(&r.h.alloc, 4096), 0);
+    cmd.create_qp.sq_log_size = 6;
+    cmd.create_qp.flags = SHCA_QP_F_SQ_RECORD;
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_BAD_PARAM);
+    cmd.create_qp.flags = 0x80;
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_BAD_PARAM);
+
+    loop_connect(&r, &l, false);
+    buf = guest_alloc(&r.h.alloc, 4096);
+    for (int i = 0; i < 3; i++) {
+        loop_recv(&r, &l, i, 0x30 + i, buf + 1024 * i, 1024);
+    }
+    rdma_db(&r, 0, SHCA_DB_RQ, 3 << 16 | l.qpn);
+    g_assert_cmphex(loop_polling(&r, &l), ==, 0);
+
+    /* two SENDs by record and doorbell: the second leaves from req_bh */
+    loop_send(&r, &l, 0, 0x40, buf, 64, SHCA_WQE_SIGNALED);
+    loop_send(&r, &l, 1, 0x41, buf, 64, SHCA_WQE_SIGNALED);
+    loop_record_pi(&r, &l, 2);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    loop_wait_cqe_frozen(&r, l.rcqbuf, 1);
+    g_assert_cmphex(loop_polling(&r, &l), ==, SHCA_SQ_RECORD_POLLING);
+
+    /* a third by the record alone: the held ACK's arrival starts it */
+    loop_send(&r, &l, 2, 0x42, buf, 64, SHCA_WQE_SIGNALED);
+    loop_record_pi(&r, &l, 3);
+    qtest_clock_step(r.h.qts, SHCA_ACK_DELAY_NS);
+    loop_wait_cqe_frozen(&r, l.rcqbuf, 2);
+    g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, l.rcqbuf, 2).wr_id), ==, 0x32);
+
+    /* all acknowledged: POLLING clear, software rings again */
+    qtest_clock_step(r.h.qts, SHCA_ACK_DELAY_NS);
+    loop_wait_cqe_frozen(&r, l.scqbuf, 2);
+    g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, l.scqbuf, 2).wr_id), ==, 0x42);
+    g_assert_cmphex(loop_polling(&r, &l), ==, 0);
+
+    /* a record that runs past the ring, read as the QP enters RTS */
+    loop_connect(&r, &l, true);
+    loop_record_pi(&r, &l, loop_sq_size(&l) + 1);
+    loop_connect_rts(&r, &l);
+    g_assert_cmpuint(rdma_eqe(&r, r.eq0, 0).type, ==, SHCA_EQE_QP_FATAL);
+    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_ERR);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
     hca_stop(&r.h);
 }
 
@@ -3248,6 +3347,7 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/rdma/query-stats", test_query_stats);
     qtest_add_func("/softhca/wqe/send-self", test_wqe_send_self);
     qtest_add_func("/softhca/rc/ack-rides", test_rc_ack_rides);
+    qtest_add_func("/softhca/rc/sq-record", test_rc_sq_record);
     qtest_add_func("/softhca/wqe/malformed", test_wqe_malformed);
     qtest_add_func("/softhca/wqe/doorbell-overrun", test_wqe_doorbell_overrun);
     qtest_add_func("/softhca/ud/send-recv", test_ud_send_recv);
