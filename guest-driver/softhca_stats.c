@@ -26,17 +26,24 @@ static const struct rdma_stat_desc softhca_stat_descs[] = {
 	[SHCA_STAT_RX_BAD_QKEY].name = "rx_bad_qkey",
 	[SHCA_STAT_RX_NO_RECV_WQE].name = "rx_no_recv_wqe",
 	[SHCA_STAT_RX_BAD_MAD].name = "rx_bad_mad",
+	[SHCA_STAT_LOOPBACK_DROPPED].name = "loopback_dropped",
 };
 
 static_assert(ARRAY_SIZE(softhca_stat_descs) == SHCA_STAT_COUNT);
 
 #define SOFTHCA_STATS_BYTES	(SHCA_STAT_COUNT * sizeof(__le64))
 
-/* The datagram counters come with CAPS.DGRAM. */
+/*
+ * The datagram counters come with CAPS.DGRAM, LOOPBACK_DROPPED with
+ * CAPS.LOOPBACK; a device writes only the counters it has.
+ */
 static u32 softhca_stat_count(struct softhca_dev *sdev)
 {
-	return softhca_has_dgram(sdev) ? SHCA_STAT_COUNT :
-					 SHCA_STAT_RX_BAD_QKEY;
+	if (!softhca_has_dgram(sdev))
+		return SHCA_STAT_RX_BAD_QKEY;
+	if (!(sdev->caps.caps & SHCA_CAP_LOOPBACK))
+		return SHCA_STAT_LOOPBACK_DROPPED;
+	return SHCA_STAT_COUNT;
 }
 
 struct rdma_hw_stats *softhca_alloc_hw_port_stats(struct ib_device *ibdev,

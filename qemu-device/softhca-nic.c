@@ -101,7 +101,9 @@ static bool softhca_nic_tx_one(SofthcaState *s, struct shca_nic_txd *txd)
         return false;
     }
     trace_softhca_nic_tx(len);
-    qemu_send_packet(qemu_get_queue(s->nic), s->frame, len);
+    if (!softhca_loopback_tx(s, s->frame, len, false)) {
+        qemu_send_packet(qemu_get_queue(s->nic), s->frame, len);
+    }
     return true;
 }
 
@@ -193,30 +195,28 @@ static bool softhca_nic_has_buffer(SofthcaState *s)
            s->nic_rx.head != s->nic_rx.tail;
 }
 
-static ssize_t softhca_nic_receive(NetClientState *nc, const uint8_t *buf,
-                                   size_t size)
+void softhca_port_receive(SofthcaState *s, const uint8_t *buf, size_t size)
 {
-    SofthcaState *s = qemu_get_nic_opaque(nc);
     SofthcaRing *r = &s->nic_rx;
     uint64_t addr = softhca_desc_addr(r, r->head);
     struct shca_nic_rxd rxd;
 
     if (softhca_is_roce(s, buf, size)) {
         softhca_tp_receive(s, buf, size);
-        return size;
+        return;
     }
     if (!softhca_nic_has_buffer(s)) {
         s->stats.nic_rx_no_buffer++;
-        return size;
+        return;
     }
     if (!softhca_dma_read(s, addr, &rxd, sizeof(rxd))) {
         s->stats.nic_rx_errors++;
-        return size;
+        return;
     }
     if (size > le16_to_cpu(rxd.buf_len)) {
         s->stats.nic_rx_too_long++;
         trace_softhca_nic_rx_drop(size, le16_to_cpu(rxd.buf_len));
-        return size;
+        return;
     }
 
     rxd.len = cpu_to_le16(size);
@@ -232,6 +232,12 @@ static ssize_t softhca_nic_receive(NetClientState *nc, const uint8_t *buf,
     softhca_dma_write_owned(s, addr, &rxd, sizeof(rxd));
     r->head = (r->head + 1) & softhca_ring_mask(r);
     softhca_nic_signal(s);
+}
+
+static ssize_t softhca_nic_receive(NetClientState *nc, const uint8_t *buf,
+                                   size_t size)
+{
+    softhca_port_receive(qemu_get_nic_opaque(nc), buf, size);
     return size;
 }
 

@@ -40,6 +40,7 @@ static void softhca_disable(SofthcaState *s)
     softhca_eq_reset(s);
     softhca_nic_reset(s);
     softhca_fault_reset(s);
+    softhca_loopback_reset(s);
     bitmap_zero(s->pd_map, SOFTHCA_MAX_PD + 1);
     bitmap_zero(s->uctx_map, s->db_pages);
     memset(s->gids, 0, sizeof(s->gids));
@@ -94,7 +95,8 @@ static uint32_t softhca_reg_value(SofthcaState *s, hwaddr addr, bool *known)
         return s->caps_qp ? SHCA_VERSION : SHCA_VERSION_MAJOR << 16 | 1;
     case SHCA_REG_CAPS:
         return SOFTHCA_CAPS |
-               (s->caps_qp ? SHCA_CAP_QP | SHCA_CAP_SQ_RECORD : 0) |
+               (s->caps_qp ? SHCA_CAP_QP | SHCA_CAP_SQ_RECORD |
+                             SHCA_CAP_LOOPBACK : 0) |
                (softhca_has_dgram(s) ? SHCA_CAP_DGRAM : 0);
     case SHCA_REG_NUM_VECTORS:
         return s->vectors;

@@ -24,7 +24,9 @@ void softhca_port_send(SofthcaState *s, const uint8_t *frame, size_t len)
 
 void softhca_port_xmit(SofthcaState *s, const uint8_t *frame, size_t len)
 {
-    qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+    if (!softhca_loopback_tx(s, frame, len, true)) {
+        qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+    }
 }
 
 uint8_t softhca_tp_transport(const SofthcaQp *qp)

@@ -104,6 +104,7 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
     s->qps = g_new0(SofthcaQp, SOFTHCA_QP_TABLE);
     s->mrs = g_new0(SofthcaMr, SOFTHCA_MR_TABLE);
     softhca_fault_init(s);
+    softhca_loopback_init(s);
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     s->nic = qemu_new_nic(&softhca_net_info, &s->conf,
@@ -120,6 +121,7 @@ static void softhca_exit(PCIDevice *pdev)
 
     softhca_regs_reset(s);
     softhca_fault_exit(s);
+    softhca_loopback_exit(s);
     qemu_del_nic(s->nic);
     g_free(s->pd_map);
     g_free(s->uctx_map);

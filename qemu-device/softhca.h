@@ -95,6 +95,14 @@ typedef struct SofthcaMcastGroup {
     uint32_t qpns[SOFTHCA_MAX_MCAST_QP_ATTACH];
 } SofthcaMcastGroup;
 
+/* The port's loopback queue (spec §7.1): frames on their way back in. */
+typedef struct SofthcaLoopFrame SofthcaLoopFrame;
+typedef struct SofthcaLoopback {
+    QEMUBH *bh;
+    QSIMPLEQ_HEAD(, SofthcaLoopFrame) frames;
+    uint32_t count;
+} SofthcaLoopback;
+
 typedef struct SofthcaGid {
     bool valid;
     uint8_t raw[16];
@@ -148,6 +156,7 @@ struct SofthcaState {
     SofthcaRing nic_tx;
     SofthcaRing nic_rx;
     uint8_t frame[SHCA_NIC_FRAME_MAX];
+    SofthcaLoopback loopback;
 
     /* objects */
     SofthcaEq eqs[SOFTHCA_MAX_EQ];
@@ -254,5 +263,19 @@ void softhca_nic_write_irq(SofthcaState *s, uint32_t val);
 void softhca_nic_tx_doorbell(SofthcaState *s, uint32_t tail);
 void softhca_nic_rx_doorbell(SofthcaState *s, uint32_t tail);
 void softhca_nic_reset(SofthcaState *s);
+/* A frame from the wire or the loopback: the transport's or the NIC's. */
+void softhca_port_receive(SofthcaState *s, const uint8_t *buf, size_t size);
+
+/* softhca-loopback.c */
+void softhca_loopback_init(SofthcaState *s);
+void softhca_loopback_reset(SofthcaState *s);
+void softhca_loopback_exit(SofthcaState *s);
+/*
+ * Loop a frame the port sends (transport: the RDMA transport's, else the
+ * NIC function's) back to its receive side where spec §7.1 says so; true
+ * if the frame must not leave the port as well.
+ */
+bool softhca_loopback_tx(SofthcaState *s, const uint8_t *frame, size_t len,
+                         bool transport);
 
 #endif /* HW_SOFTHCA_H */

@@ -117,6 +117,7 @@ enum shca_reg {
 #define SHCA_CAP_QP			(1u << 3)	/* QP, CQ, MR commands */
 #define SHCA_CAP_DGRAM			(1u << 4)	/* UD, GSI, mcast, fast reg */
 #define SHCA_CAP_SQ_RECORD		(1u << 5)	/* spec §14 */
+#define SHCA_CAP_LOOPBACK		(1u << 6)	/* spec §7.1 */
 
 /* CTRL */
 #define SHCA_CTRL_EN			(1u << 0)
@@ -394,6 +395,7 @@ enum shca_stat {
 	SHCA_STAT_RX_BAD_QKEY,		/* datagrams: Q_Key or P_Key */
 	SHCA_STAT_RX_NO_RECV_WQE,	/* datagrams: no receive WQE */
 	SHCA_STAT_RX_BAD_MAD,		/* QP1: not a MAD */
+	SHCA_STAT_LOOPBACK_DROPPED,	/* CAPS.LOOPBACK: loopback queue full */
 	SHCA_STAT_COUNT
 };
 

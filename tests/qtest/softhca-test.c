@@ -9,6 +9,7 @@
  */
 
 #include "qemu/osdep.h"
+#include <poll.h>
 #include "libqtest.h"
 #include "libqos/pci.h"
 #include "libqos/pci-pc.h"
@@ -638,6 +639,68 @@ static char *dgram_loop_netdev(void)
                            "local.port=%d,remote.type=inet,"
                            "remote.host=127.0.0.1,remote.port=%d",
                            port, port);
+}
+
+/*
+ * The far end of the port's link: a UDP socket of the test's own, so that
+ * a test sees what leaves the port and can put frames on the wire.
+ */
+typedef struct Wire {
+    int fd;
+    int dev_port;               /* where the device's netdev listens */
+    char *netdev;               /* the device's -netdev options */
+} Wire;
+
+static void wire_open(Wire *w)
+{
+    struct sockaddr_in a = {
+        .sin_family = AF_INET,
+        .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+    };
+    socklen_t len = sizeof(a);
+
+    w->fd = socket(AF_INET, SOCK_DGRAM, 0);
+    g_assert_cmpint(w->fd, >=, 0);
+    g_assert_cmpint(bind(w->fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
+    g_assert_cmpint(getsockname(w->fd, (struct sockaddr *)&a, &len), ==, 0);
+    w->dev_port = 20000 + g_random_int_range(0, 40000);
+    w->netdev = g_strdup_printf(",netdev=n0 -netdev dgram,id=n0,"
+                                "local.type=inet,local.host=127.0.0.1,"
+                                "local.port=%d,remote.type=inet,"
+                                "remote.host=127.0.0.1,remote.port=%d",
+                                w->dev_port, ntohs(a.sin_port));
+}
+
+/* The next frame off the wire within wait_ms: its length, or 0 for none. */
+static size_t wire_recv(Wire *w, uint8_t *buf, size_t size, int wait_ms)
+{
+    struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
+    ssize_t n;
+
+    if (poll(&pfd, 1, wait_ms) != 1) {
+        return 0;
+    }
+    n = recv(w->fd, buf, size, 0);
+    g_assert_cmpint(n, >, 0);
+    return n;
+}
+
+static void wire_send(Wire *w, const void *frame, size_t len)
+{
+    struct sockaddr_in a = {
+        .sin_family = AF_INET,
+        .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+        .sin_port = htons(w->dev_port),
+    };
+
+    g_assert_cmpint(sendto(w->fd, frame, len, 0, (struct sockaddr *)&a,
+                           sizeof(a)), ==, len);
+}
+
+static void wire_close(Wire *w)
+{
+    close(w->fd);
+    g_free(w->netdev);
 }
 
 static void test_nic_loopback(void)
@@ -2577,9 +2640,11 @@ typedef struct Ud {
 #define UD_IP       0x0a000001  /* GID 0 */
 #define UD_MCAST_IP 0xe0000005  /* 224.0.0.5 */
 
-/* A UD or GSI QP of the kernel, in RTS with Q_Key qkey. */
-static void ud_start(Rdma *r, Ud *u, uint8_t type, uint32_t qkey)
+/* A UD or GSI QP of the kernel with 2^sq_log send WQEs, in RTS. */
+static void ud_start_sq(Rdma *r, Ud *u, uint8_t type, uint32_t qkey,
+                        uint8_t sq_log)
 {
+    uint32_t sq_pages = MAX(1, (1u << (sq_log + UD_SQ_SHIFT)) / 4096);
     struct shca_qp_attr a = {
         .state = SHCA_QPS_INIT,
         .qkey = cpu_to_le32(qkey),
@@ -2589,11 +2654,12 @@ static void ud_start(Rdma *r, Ud *u, uint8_t type, uint32_t qkey)
     memset(u, 0, sizeof(*u));
     u->scq = rdma_cq(r, 0, LOOP_CQ_LOG, &u->scqbuf);
     u->rcq = rdma_cq(r, 0, LOOP_CQ_LOG, &u->rcqbuf);
-    u->sq = guest_alloc(&r->h.alloc, 4096);
+    u->sq = guest_alloc(&r->h.alloc, sq_pages * 4096);
     u->rq = guest_alloc(&r->h.alloc, 4096);
     rdma_qp_cmd(r, &cmd, 0, type, u->scq, u->rcq, u->sq, u->rq);
-    cmd.create_qp.sq_log_size = 12 - UD_SQ_SHIFT;
+    cmd.create_qp.sq_log_size = sq_log;
     cmd.create_qp.sq_wqe_shift = UD_SQ_SHIFT;
+    buf_direct(&cmd.create_qp.sq, u->sq, sq_pages);
     g_assert_cmpuint(hca_cmd(&r->h, &cmd, &u->qpn), ==, SHCA_AQ_OK);
     g_assert_cmpuint(rdma_modify(r, u->qpn, SHCA_QP_ATTR_STATE |
                                  SHCA_QP_ATTR_QKEY, &a), ==, SHCA_AQ_OK);
@@ -2604,6 +2670,12 @@ static void ud_start(Rdma *r, Ud *u, uint8_t type, uint32_t qkey)
     a.sq_psn = cpu_to_le32(0xfffffe);   /* wraps after two sends */
     g_assert_cmpuint(rdma_modify(r, u->qpn, SHCA_QP_ATTR_STATE |
                                  SHCA_QP_ATTR_SQ_PSN, &a), ==, SHCA_AQ_OK);
+}
+
+/* A UD or GSI QP of the kernel with a one-page SQ, in RTS with Q_Key qkey. */
+static void ud_start(Rdma *r, Ud *u, uint8_t type, uint32_t qkey)
+{
+    ud_start_sq(r, u, type, qkey, 12 - UD_SQ_SHIFT);
 }
 
 /* The AV of the port itself (ip: unicast GID 0, or a multicast group). */
@@ -3049,18 +3121,24 @@ static void test_mcast_attach(void)
     hca_stop(&r.h);
 }
 
+/*
+ * A datagram to a group goes out of the port once and, through the
+ * loopback (spec §7.1), to every QP of the port attached to the group.
+ */
 static void test_mcast_deliver(void)
 {
-    g_autofree char *netdev = dgram_loop_netdev();
-    uint8_t frame[64], got[64];
+    uint8_t frame[64], got[64], sent[2048];
     uint64_t tx, rx;
     struct shca_cqe cqe;
+    size_t sent_len;
     uint32_t key;
+    Wire w;
     Rdma r;
     Ud a, b, c;
     Nic n;
 
-    rdma_start_with(&r, netdev);
+    wire_open(&w);
+    rdma_start_with(&r, w.netdev);
     key = ud_phys_key(&r);
     ud_start(&r, &a, SHCA_QPT_UD, UD_QKEY);
     ud_start(&r, &b, SHCA_QPT_UD, UD_QKEY);
@@ -3073,7 +3151,7 @@ static void test_mcast_deliver(void)
     g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_ATTACH_MCAST, c.qpn,
                                 UD_MCAST_IP), ==, SHCA_AQ_OK);
 
-    /* to both attached QPs, not to the sender */
+    /* to both attached QPs, not to the sender, and once to the wire */
     ud_recv(&r, &b, 0, rx, 1024, key);
     ud_recv(&r, &c, 0, rx + 2048, 1024, key);
     ud_recv(&r, &a, 0, rx + 1024, 1024, key);
@@ -3088,26 +3166,174 @@ static void test_mcast_deliver(void)
     g_assert(memcmp(got + 40, "multicast!", 10) == 0);
     cqe = loop_wait_cqe(&r, a.scqbuf, a.scq_n++);
     g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    sent_len = wire_recv(&w, sent, sizeof(sent), 1000);
+    g_assert_cmpuint(sent_len, >, 0);
+    g_assert(memcmp(sent, "\x01\x00\x5e\x00\x00\x05", 6) == 0);
+    g_assert_cmpuint(wire_recv(&w, got, sizeof(got), 50), ==, 0);
 
-    /* a group with no QP left, or none at all: RX_DROPPED */
+    /*
+     * A group with no QP left: the next datagram is not looped back, and
+     * one from the wire is dropped and counted (RX_DROPPED).
+     */
     g_assert_cmpuint(rdma_mcast(&r, SHCA_AQ_DETACH_MCAST, b.qpn,
                                 UD_MCAST_IP), ==, SHCA_AQ_OK);
     g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, c.qpn, NULL), ==,
                      SHCA_AQ_OK);
     ud_send_simple(&r, &a, 1, UD_MCAST_IP, SHCA_MCAST_QPN, UD_QKEY, tx, 10,
                    key);
+    g_assert_cmpuint(wire_recv(&w, got, sizeof(got), 1000), >, 0);
+    wire_send(&w, sent, sent_len);
     wait_stat(&r, SHCA_STAT_RX_DROPPED, 1);
     g_assert_cmpuint(rdma_cqe(&r, a.rcqbuf, 0).phase, ==, 0);
+    g_assert_cmpuint(rdma_cqe(&r, b.rcqbuf, 1).phase, ==, 0);
 
-    /* multicast that is not RoCEv2 still goes to the NIC function */
+    /*
+     * Multicast that is not RoCEv2 goes to the NIC function; the NIC's own
+     * multicast leaves the port and does not come back.
+     */
     loop_nic(&r, &n);
     make_udp_frame(frame, (const uint8_t *)"\x01\x00\x5e\x00\x00\x05",
                    UD_MCAST_IP, 5000);
-    g_assert_cmpuint(nic_send(&r.h, &n, frame, sizeof(frame)), ==,
-                     SHCA_NIC_DESC_DONE);
+    wire_send(&w, frame, sizeof(frame));
     g_assert_cmpuint(nic_wait_rx(&r.h, &n, 0), ==, sizeof(frame));
     qtest_memread(r.h.qts, n.rxbuf, got, sizeof(got));
     g_assert(memcmp(got, frame, sizeof(frame)) == 0);
+    g_assert_cmpuint(nic_send(&r.h, &n, frame, sizeof(frame)), ==,
+                     SHCA_NIC_DESC_DONE);
+    g_assert_cmpuint(wire_recv(&w, got, sizeof(got), 1000), ==, sizeof(frame));
+    g_assert_cmphex(rd(&r.h, SHCA_REG_NIC_RX_HEAD), ==, 1);
+    hca_stop(&r.h);
+    wire_close(&w);
+}
+
+/*
+ * The port's loopback (spec §7.1): RC between a QP and itself never
+ * reaches the wire, yet every packet is counted as sent and as received.
+ * A NIC frame to the port's MAC comes back to the rings, in order with the
+ * rest; a broadcast leaves the port and does not come back.
+ */
+static void test_port_loopback(void)
+{
+    uint8_t data[3000], got[3000], frame[64];
+    uint64_t tx, rx, stats[SHCA_STAT_COUNT];
+    struct shca_cqe cqe;
+    Wire w;
+    Rdma r;
+    Loop l;
+    Nic n;
+
+    wire_open(&w);
+    rdma_start_with(&r, w.netdev);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_LOOPBACK, ==,
+                    SHCA_CAP_LOOPBACK);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    loop_connect(&r, &l, false);
+    tx = guest_alloc(&r.h.alloc, 4096);
+    rx = guest_alloc(&r.h.alloc, 4096);
+    for (size_t i = 0; i < sizeof(data); i++) {
+        data[i] = i * 13 + 5;
+    }
+    qtest_memwrite(r.h.qts, tx, data, sizeof(data));
+    qtest_memset(r.h.qts, rx, 0, 4096);
+    loop_recv(&r, &l, 0, 0x1111, rx, 4096);
+    rdma_db(&r, 0, SHCA_DB_RQ, 1 << 16 | l.qpn);
+    loop_send(&r, &l, 0, 0x2222, tx, sizeof(data), SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    cqe = loop_recv_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, sizeof(data));
+    cqe = loop_send_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    qtest_memread(r.h.qts, rx, got, sizeof(got));
+    g_assert(memcmp(got, data, sizeof(data)) == 0);
+
+    /* three requests and an ACK at least, each sent once, received once */
+    rdma_stats(&r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_TX_PACKETS], >=, 4);
+    g_assert_cmpuint(stats[SHCA_STAT_RX_PACKETS], ==,
+                     stats[SHCA_STAT_TX_PACKETS]);
+    g_assert_cmpuint(stats[SHCA_STAT_RETRANSMITS], ==, 0);
+    g_assert_cmpuint(stats[SHCA_STAT_LOOPBACK_DROPPED], ==, 0);
+    g_assert_cmpuint(wire_recv(&w, got, sizeof(got), 50), ==, 0);
+
+    loop_nic(&r, &n);
+    make_udp_frame(frame, l.mac, 0x0a000002, 5000);
+    g_assert_cmpuint(nic_send(&r.h, &n, frame, sizeof(frame)), ==,
+                     SHCA_NIC_DESC_DONE);
+    g_assert_cmpuint(nic_wait_rx(&r.h, &n, 0), ==, sizeof(frame));
+    qtest_memread(r.h.qts, n.rxbuf, got, sizeof(frame));
+    g_assert(memcmp(got, frame, sizeof(frame)) == 0);
+    make_udp_frame(frame, (const uint8_t *)"\xff\xff\xff\xff\xff\xff",
+                   0x0a0000ff, 5000);
+    g_assert_cmpuint(nic_send(&r.h, &n, frame, sizeof(frame)), ==,
+                     SHCA_NIC_DESC_DONE);
+    g_assert_cmpuint(wire_recv(&w, got, sizeof(got), 1000), ==, sizeof(frame));
+    g_assert(memcmp(got, frame, sizeof(frame)) == 0);
+    /* the next frame to ourselves is the next one the rings get */
+    make_udp_frame(frame, l.mac, 0x0a000002, 5001);
+    g_assert_cmpuint(nic_send(&r.h, &n, frame, sizeof(frame)), ==,
+                     SHCA_NIC_DESC_DONE);
+    g_assert_cmpuint(nic_wait_rx(&r.h, &n, 1), ==, sizeof(frame));
+    qtest_memread(r.h.qts, n.rxbuf + NIC_BUF, got, sizeof(frame));
+    g_assert(memcmp(got, frame, sizeof(frame)) == 0);
+    hca_stop(&r.h);
+    wire_close(&w);
+}
+
+#define LOOPBACK_QUEUE  512     /* spec §7.1 */
+#define FULL_SQ_LOG     10
+#define FULL_SENDS      600
+
+/*
+ * One doorbell of 600 UD sends to the port itself: the loopback queue
+ * takes 512 frames and counts the rest as dropped (spec §7.1), the device
+ * stays ready, and the frames it took are delivered.
+ */
+static void test_port_loopback_full(void)
+{
+    const size_t slot = 1u << UD_SQ_SHIFT;
+    g_autofree uint8_t *sq = g_malloc0(slot << FULL_SQ_LOG);
+    struct shca_send_wqe w = {
+        .opcode = SHCA_WR_SEND,
+        .num_sge = 1,
+        .remote_qkey = cpu_to_le32(UD_QKEY),
+    };
+    struct shca_sge sge = { .length = cpu_to_le32(16) };
+    struct shca_av av;
+    uint64_t stats[SHCA_STAT_COUNT];
+    struct shca_cqe cqe;
+    Rdma r;
+    Ud u;
+
+    rdma_start(&r);
+    sge.lkey = cpu_to_le32(ud_phys_key(&r));
+    sge.addr = cpu_to_le64(guest_alloc(&r.h.alloc, 4096));
+    ud_start_sq(&r, &u, SHCA_QPT_UD, UD_QKEY, FULL_SQ_LOG);
+    av = ud_av(&r, UD_IP);
+    w.remote_qpn = cpu_to_le32(u.qpn);
+    for (int i = 0; i < FULL_SENDS; i++) {
+        uint8_t *p = sq + i * slot;
+
+        w.wr_id = cpu_to_le64(i);
+        w.flags = i == FULL_SENDS - 1 ? SHCA_WQE_SIGNALED : 0;
+        memcpy(p, &w, sizeof(w));
+        memcpy(p + sizeof(w), &av, sizeof(av));
+        memcpy(p + sizeof(w) + sizeof(av), &sge, sizeof(sge));
+    }
+    qtest_memwrite(r.h.qts, u.sq, sq, slot << FULL_SQ_LOG);
+    rdma_db(&r, 0, SHCA_DB_SQ, FULL_SENDS << 16 | u.qpn);
+
+    cqe = loop_wait_cqe(&r, u.scqbuf, u.scq_n++);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, FULL_SENDS - 1);
+    /* the QP has no receive WQE: every datagram delivered is counted */
+    wait_stat(&r, SHCA_STAT_RX_NO_RECV_WQE, LOOPBACK_QUEUE);
+    rdma_stats(&r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_TX_PACKETS], ==, FULL_SENDS);
+    g_assert_cmpuint(stats[SHCA_STAT_LOOPBACK_DROPPED], ==,
+                     FULL_SENDS - LOOPBACK_QUEUE);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    g_assert_cmpuint(rdma_state(&r, u.qpn), ==, SHCA_QPS_RTS);
     hca_stop(&r.h);
 }
 
@@ -3356,6 +3582,8 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/ud/gsi", test_gsi);
     qtest_add_func("/softhca/mcast/attach", test_mcast_attach);
     qtest_add_func("/softhca/mcast/deliver", test_mcast_deliver);
+    qtest_add_func("/softhca/port/loopback", test_port_loopback);
+    qtest_add_func("/softhca/port/loopback-full", test_port_loopback_full);
     qtest_add_func("/softhca/mr/fast-reg", test_fast_reg);
     qtest_add_func("/softhca/fault/props", test_fault_props);
     qtest_add_func("/softhca/fault/nic-untouched", test_fault_nic_untouched);

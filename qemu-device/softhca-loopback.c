@@ -1,0 +1,129 @@
+/*
+ * softhca: the port's loopback (spec §7.1) -- frames for the port's own
+ * MAC, and copies of multicast datagrams for its own groups, go back to
+ * the receive side through a queue that a bottom half empties, so that a
+ * frame's receiver never runs inside its sender.
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "net/eth.h"
+#include "softhca-rdma.h"
+#include "softhca-wire.h"
+#include "trace.h"
+
+/* Frames the queue holds (spec §7.1), and how many one BH run delivers. */
+#define SOFTHCA_LOOPBACK_FRAMES 512
+#define SOFTHCA_LOOPBACK_BATCH  64
+
+struct SofthcaLoopFrame {
+    QSIMPLEQ_ENTRY(SofthcaLoopFrame) next;
+    size_t len;
+    uint8_t data[];
+};
+
+static void softhca_loopback_queue(SofthcaState *s, const uint8_t *frame,
+                                   size_t len)
+{
+    SofthcaLoopback *lb = &s->loopback;
+    SofthcaLoopFrame *f;
+
+    if (lb->count >= SOFTHCA_LOOPBACK_FRAMES) {
+        s->rdma_stats[SHCA_STAT_LOOPBACK_DROPPED]++;
+        trace_softhca_loopback_drop(len);
+        return;
+    }
+    f = g_malloc(sizeof(*f) + len);
+    f->len = len;
+    memcpy(f->data, frame, len);
+    QSIMPLEQ_INSERT_TAIL(&lb->frames, f, next);
+    lb->count++;
+    trace_softhca_loopback(len, lb->count);
+    qemu_bh_schedule(lb->bh);
+}
+
+/* A RoCEv2 datagram to a multicast GID that has a group on this port. */
+static bool softhca_loopback_mcast(SofthcaState *s, const uint8_t *frame,
+                                   size_t len)
+{
+    uint32_t qpns[SOFTHCA_MAX_MCAST_QP_ATTACH];
+    SofthcaUdpFrame u;
+
+    return softhca_parse_udp(frame, len, &u) &&
+           u.dst_port == SOFTHCA_ROCE_UDP_PORT &&
+           softhca_gid_is_mcast(u.dst_gid) &&
+           softhca_mcast_qps(s, u.dst_gid, qpns);
+}
+
+bool softhca_loopback_tx(SofthcaState *s, const uint8_t *frame, size_t len,
+                         bool transport)
+{
+    if (len < ETH_ALEN) {
+        return false;
+    }
+    if (!memcmp(frame, s->mac, ETH_ALEN)) {
+        softhca_loopback_queue(s, frame, len);
+        return true;
+    }
+    if (transport && (frame[0] & 1) && softhca_loopback_mcast(s, frame, len)) {
+        softhca_loopback_queue(s, frame, len);
+    }
+    return false;
+}
+
+/*
+ * A bounded batch per run: what the frames delivered send back to this
+ * port joins the tail and waits for the next run.
+ */
+static void softhca_loopback_bh(void *opaque)
+{
+    SofthcaState *s = opaque;
+    SofthcaLoopback *lb = &s->loopback;
+
+    for (int n = 0; n < SOFTHCA_LOOPBACK_BATCH; n++) {
+        g_autofree SofthcaLoopFrame *f = QSIMPLEQ_FIRST(&lb->frames);
+
+        if (!f) {
+            return;
+        }
+        QSIMPLEQ_REMOVE_HEAD(&lb->frames, next);
+        lb->count--;
+        softhca_port_receive(s, f->data, f->len);
+    }
+    if (!QSIMPLEQ_EMPTY(&lb->frames)) {
+        qemu_bh_schedule(lb->bh);
+    }
+}
+
+void softhca_loopback_init(SofthcaState *s)
+{
+    DeviceState *dev = DEVICE(s);
+
+    QSIMPLEQ_INIT(&s->loopback.frames);
+    s->loopback.bh = qemu_bh_new_guarded(softhca_loopback_bh, s,
+                                         &dev->mem_reentrancy_guard);
+}
+
+void softhca_loopback_reset(SofthcaState *s)
+{
+    SofthcaLoopback *lb = &s->loopback;
+    SofthcaLoopFrame *f;
+
+    qemu_bh_cancel(lb->bh);
+    while ((f = QSIMPLEQ_FIRST(&lb->frames))) {
+        QSIMPLEQ_REMOVE_HEAD(&lb->frames, next);
+        g_free(f);
+    }
+    lb->count = 0;
+}
+
+void softhca_loopback_exit(SofthcaState *s)
+{
+    softhca_loopback_reset(s);
+    qemu_bh_delete(s->loopback.bh);
+    s->loopback.bh = NULL;
+}
