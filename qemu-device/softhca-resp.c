@@ -198,8 +198,12 @@ static SofthcaRespResult softhca_resp_write(SofthcaState *s, SofthcaQp *qp,
     return SOFTHCA_RESP_DONE;
 }
 
+/* The READ/atomic slots in use: none on a QP that has none (UC). */
 static uint32_t softhca_resp_rd_count(SofthcaQp *qp)
 {
+    if (!qp->tp.rd) {
+        return 0;
+    }
     return MAX(1, MIN(qp->attr.max_dest_rd_atomic, SOFTHCA_MAX_QP_RD_ATOM));
 }
 
@@ -399,7 +403,7 @@ static SofthcaRespResult softhca_resp_read(SofthcaState *s, SofthcaQp *qp,
     uint8_t payload[4096];
     SofthcaRdAtomic *rd;
 
-    if (!(qp->attr.access & SHCA_ACCESS_REMOTE_READ) ||
+    if (!qp->tp.rd || !(qp->attr.access & SHCA_ACCESS_REMOTE_READ) ||
         p->reth.dma_len > SOFTHCA_MAX_MSG_SIZE) {
         return SOFTHCA_RESP_INVALID;
     }
@@ -433,7 +437,8 @@ static SofthcaRespResult softhca_resp_atomic(SofthcaState *s, SofthcaQp *qp,
     SofthcaRdAtomic *rd;
     uint64_t orig, val;
 
-    if (!(qp->attr.access & SHCA_ACCESS_REMOTE_ATOMIC) || (a->va & 7)) {
+    if (!qp->tp.rd || !(qp->attr.access & SHCA_ACCESS_REMOTE_ATOMIC) ||
+        (a->va & 7)) {
         return SOFTHCA_RESP_INVALID;
     }
     if (softhca_mem_copy(s, qp->pdn, a->rkey, a->va, &orig, sizeof(orig),
@@ -663,7 +668,7 @@ void softhca_resp_flush(SofthcaState *s, SofthcaQp *qp)
     if (tp->resp_bh) {
         qemu_bh_cancel(tp->resp_bh);
     }
-    for (unsigned i = 0; i < SOFTHCA_MAX_QP_RD_ATOM; i++) {
+    for (unsigned i = 0; tp->rd && i < SOFTHCA_MAX_QP_RD_ATOM; i++) {
         tp->rd[i].pending = false;
     }
     tp->ack_defer = false;

@@ -163,10 +163,16 @@ void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp)
         tp->resp_bh = qemu_bh_new_guarded(softhca_resp_bh, qp,
                                           &DEVICE(s)->mem_reentrancy_guard);
     }
+    if (tp->rd) {
+        memset(tp->rd, 0, sizeof(*tp->rd) * SOFTHCA_MAX_QP_RD_ATOM);
+    } else if (qp->type == SHCA_QPT_RC) {
+        tp->rd = g_new0(SofthcaRdAtomic, SOFTHCA_MAX_QP_RD_ATOM);
+    }
     *tp = (SofthcaQpTransport) {
         .s = s,
         .ops = tp->ops,
         .nops = tp->nops,
+        .rd = tp->rd,
         .retry_timer = tp->retry_timer,
         .resp_bh = tp->resp_bh,
         .req_bh = tp->req_bh,
@@ -226,6 +232,7 @@ void softhca_tp_destroy(SofthcaState *s, SofthcaQp *qp)
         timer_free(qp->tp.ack_timer);
     }
     g_free(qp->tp.ops);
+    g_free(qp->tp.rd);
     qp->tp = (SofthcaQpTransport) { 0 };
 }
 

@@ -91,7 +91,7 @@ typedef struct SofthcaQpTransport {
     uint32_t write_rkey;
     uint64_t write_left;
     uint64_t write_len;
-    SofthcaRdAtomic rd[SOFTHCA_MAX_QP_RD_ATOM];
+    SofthcaRdAtomic *rd;        /* RC: SOFTHCA_MAX_QP_RD_ATOM of them */
     uint32_t rd_next;
     bool ack_defer;             /* an ACK waits behind pending responses */
     bool ack_delayed;           /* an ACK waits for ack_timer or a request */

@@ -37,7 +37,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(SofthcaState, SOFTHCA)
 #define SOFTHCA_MAX_GID         128
 #define SOFTHCA_MAX_INLINE      256
 #define SOFTHCA_MAX_MSG_SIZE    (1u << 30)
-#define SOFTHCA_MAX_QP_RD_ATOM  16
+#define SOFTHCA_MAX_QP_RD_ATOM  128
 #define SOFTHCA_MAX_MR_SIZE     (1ull << 30)
 #define SOFTHCA_PAGE_SIZE_CAP   ((1u << 12) | (1u << 21) | (1u << 30))
 #define SOFTHCA_MAX_MTU         9000

@@ -194,6 +194,8 @@ static void test_identity(void)
     g_assert_cmpuint(rd(&h, SHCA_REG_MAX_MCAST_GRP), ==, 64);
     g_assert_cmpuint(rd(&h, SHCA_REG_MAX_MCAST_QP_ATTACH), ==, 8);
     g_assert_cmpuint(rd(&h, SHCA_REG_MAX_FAST_REG_PAGES), ==, 512);
+    /* as many outstanding READs as rxe: perftest asks for the peer's */
+    g_assert_cmpuint(rd(&h, SHCA_REG_MAX_QP_RD_ATOM), ==, 128);
     g_assert_cmpuint(rd(&h, SHCA_REG_NUM_VECTORS), ==, 6);
     g_assert_cmpuint(qpci_msix_table_size(h.dev), ==, 6);
     g_assert_cmpuint(rd(&h, SHCA_REG_MAX_UCTX), ==, 63);
@@ -1334,7 +1336,7 @@ static void test_qp_modify_illegal(void)
     g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK, &a), ==,
                      SHCA_AQ_BAD_PARAM);
     a = rc_attr(SHCA_QPS_RTR);
-    a.max_dest_rd_atomic = 17;
+    a.max_dest_rd_atomic = 129;
     g_assert_cmpuint(rdma_modify(&r, qpn, RC_RTR_MASK, &a), ==,
                      SHCA_AQ_BAD_PARAM);
     g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_INIT);
