@@ -73,6 +73,8 @@ struct softhca_caps {
 	u32 max_mcast_grp;		/* CAPS.DGRAM, else 0 */
 	u32 max_mcast_qp_attach;
 	u32 max_fast_reg_pages;
+	u32 max_srq;			/* CAPS.SRQ, else 0 */
+	u32 max_srq_wr;
 };
 
 /* One outstanding admin command, found again by its cmd_id. */
@@ -150,6 +152,7 @@ struct softhca_dev {
 	/* cqn and qpn to object, for events; read under the EQ lock */
 	struct xarray cqs;
 	struct xarray qps;
+	struct xarray srqs;
 	char irq_name[3][32];
 };
 
@@ -210,6 +213,25 @@ struct softhca_qp {
 	/* kernel QPs only */
 	struct softhca_wq sq;
 	struct softhca_wq rq;	/* ring.buf NULL: no RQ */
+};
+
+/*
+ * A shared receive queue (spec §13.5).  The device frees its slots through
+ * the record behind the ring; a kernel SRQ's wq.ci is the record's count
+ * as last read.
+ */
+struct softhca_srq {
+	struct ib_srq ibsrq;
+	u32 srqn;
+	u8 log_size;
+	u8 wqe_shift;
+	u32 max_sge;
+	struct ib_umem *umem;		/* user SRQs: the ring */
+	/* kernel SRQs only */
+	struct softhca_wq wq;
+	struct shca_srq_record *record;
+	bool resizing;			/* under wq.lock: posters wait */
+	struct mutex modify_lock;	/* one MODIFY_SRQ at a time */
 };
 
 struct softhca_mr {
@@ -277,6 +299,11 @@ static inline struct softhca_qp *to_sqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct softhca_qp, ibqp);
 }
 
+static inline struct softhca_srq *to_ssrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct softhca_srq, ibsrq);
+}
+
 static inline struct softhca_mr *to_smr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct softhca_mr, ibmr);
@@ -296,6 +323,12 @@ static inline bool softhca_has_qp(struct softhca_dev *sdev)
 static inline bool softhca_has_dgram(struct softhca_dev *sdev)
 {
 	return softhca_has_qp(sdev) && (sdev->caps.caps & SHCA_CAP_DGRAM);
+}
+
+/* Shared receive queues (spec §13.5). */
+static inline bool softhca_has_srq(struct softhca_dev *sdev)
+{
+	return softhca_has_qp(sdev) && (sdev->caps.caps & SHCA_CAP_SRQ);
 }
 
 static inline bool softhca_qp_is_dgram(const struct ib_qp *ibqp)
@@ -338,6 +371,7 @@ struct softhca_create_qp_params {
 	u8 rq_log_size;
 	u8 rq_wqe_shift;
 	u8 flags;		/* SHCA_QP_F_* */
+	u32 srqn;		/* with SHCA_QP_F_SRQ */
 	const struct shca_buf_desc *sq;
 	const struct shca_buf_desc *rq;	/* NULL: no RQ */
 };
@@ -384,6 +418,15 @@ int softhca_cmd_dereg_mr(struct softhca_dev *sdev, u32 key);
 int softhca_cmd_query_stats(struct softhca_dev *sdev, dma_addr_t addr);
 int softhca_cmd_mcast(struct softhca_dev *sdev, u8 opcode, u32 qpn,
 		      const u8 *gid);
+int softhca_cmd_create_srq(struct softhca_dev *sdev, u32 uctx, u32 pdn,
+			   u8 log_size, u8 wqe_shift, u32 limit,
+			   const struct shca_buf_desc *buf, u32 *srqn);
+int softhca_cmd_resize_srq(struct softhca_dev *sdev, u32 srqn, u8 log_size,
+			   const struct shca_buf_desc *buf);
+int softhca_cmd_modify_srq_limit(struct softhca_dev *sdev, u32 srqn,
+				 u32 limit);
+int softhca_cmd_query_srq(struct softhca_dev *sdev, u32 srqn, u32 *limit);
+int softhca_cmd_destroy_srq(struct softhca_dev *sdev, u32 srqn);
 
 /* softhca_eq.c */
 int softhca_eq_init(struct softhca_dev *sdev);
@@ -457,6 +500,10 @@ int softhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		      const struct ib_send_wr **bad_wr);
 int softhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr);
+int softhca_wq_post_recv(struct softhca_dev *sdev, struct softhca_wq *wq,
+			 u32 max_sge, u32 db_offset, u32 qn,
+			 const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr);
 
 /* softhca_qp.c */
 int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
@@ -471,6 +518,18 @@ void softhca_qp_set_cap(struct softhca_dev *sdev, struct softhca_qp *qp,
 			struct ib_qp_init_attr *init_attr, u8 sq_log_size,
 			u8 sq_wqe_shift, u8 rq_log_size, u8 rq_wqe_shift);
 void softhca_qp_event(struct softhca_dev *sdev, u32 qpn, u8 type);
+
+/* softhca_srq.c */
+int softhca_create_srq(struct ib_srq *ibsrq,
+		       struct ib_srq_init_attr *init_attr,
+		       struct ib_udata *udata);
+int softhca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		       enum ib_srq_attr_mask attr_mask, struct ib_udata *udata);
+int softhca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int softhca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int softhca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad_wr);
+void softhca_srq_event(struct softhca_dev *sdev, u32 srqn);
 
 /* softhca_ah.c */
 int softhca_av_from_ah_attr(struct softhca_dev *sdev,

@@ -132,6 +132,7 @@ int softhca_cmd_create_qp(struct softhca_dev *sdev,
 	c->sq_log_size = params->sq_log_size;
 	c->sq_wqe_shift = params->sq_wqe_shift;
 	c->flags = params->flags;
+	c->srqn = cpu_to_le16(params->srqn);
 	c->sq = *params->sq;
 	if (params->rq) {
 		c->rq_log_size = params->rq_log_size;
@@ -210,4 +211,60 @@ int softhca_cmd_mcast(struct softhca_dev *sdev, u8 opcode, u32 qpn,
 	cmd.mcast.qpn = cpu_to_le32(qpn);
 	memcpy(cmd.mcast.gid, gid, sizeof(cmd.mcast.gid));
 	return softhca_aq_exec(sdev, &cmd, NULL);
+}
+
+int softhca_cmd_create_srq(struct softhca_dev *sdev, u32 uctx, u32 pdn,
+			   u8 log_size, u8 wqe_shift, u32 limit,
+			   const struct shca_buf_desc *buf, u32 *srqn)
+{
+	struct shca_aq_entry cmd;
+
+	softhca_cmd_init(&cmd, SHCA_AQ_CREATE_SRQ);
+	cmd.create_srq.uctx = cpu_to_le32(uctx);
+	cmd.create_srq.pdn = cpu_to_le32(pdn);
+	cmd.create_srq.srq_limit = cpu_to_le32(limit);
+	cmd.create_srq.log_size = log_size;
+	cmd.create_srq.wqe_shift = wqe_shift;
+	cmd.create_srq.buf = *buf;
+	return softhca_aq_exec(sdev, &cmd, srqn);
+}
+
+/* The device moves the SRQ's WQEs to the ring in @buf (spec §13.5). */
+int softhca_cmd_resize_srq(struct softhca_dev *sdev, u32 srqn, u8 log_size,
+			   const struct shca_buf_desc *buf)
+{
+	struct shca_aq_entry cmd;
+
+	softhca_cmd_init(&cmd, SHCA_AQ_MODIFY_SRQ);
+	cmd.modify_srq.srqn = cpu_to_le32(srqn);
+	cmd.modify_srq.attr_mask = cpu_to_le32(SHCA_SRQ_ATTR_MAX_WR);
+	cmd.modify_srq.log_size = log_size;
+	cmd.modify_srq.buf = *buf;
+	return softhca_aq_exec(sdev, &cmd, NULL);
+}
+
+int softhca_cmd_modify_srq_limit(struct softhca_dev *sdev, u32 srqn,
+				 u32 limit)
+{
+	struct shca_aq_entry cmd;
+
+	softhca_cmd_init(&cmd, SHCA_AQ_MODIFY_SRQ);
+	cmd.modify_srq.srqn = cpu_to_le32(srqn);
+	cmd.modify_srq.attr_mask = cpu_to_le32(SHCA_SRQ_ATTR_LIMIT);
+	cmd.modify_srq.srq_limit = cpu_to_le32(limit);
+	return softhca_aq_exec(sdev, &cmd, NULL);
+}
+
+int softhca_cmd_query_srq(struct softhca_dev *sdev, u32 srqn, u32 *limit)
+{
+	struct shca_aq_entry cmd;
+
+	softhca_cmd_init(&cmd, SHCA_AQ_QUERY_SRQ);
+	cmd.handle.handle = cpu_to_le32(srqn);
+	return softhca_aq_exec(sdev, &cmd, limit);
+}
+
+int softhca_cmd_destroy_srq(struct softhca_dev *sdev, u32 srqn)
+{
+	return softhca_cmd_handle(sdev, SHCA_AQ_DESTROY_SRQ, srqn);
 }

@@ -54,8 +54,12 @@ static void softhca_eq_poll(struct softhca_dev *sdev)
 		case SHCA_EQE_QP_ACCESS_ERR:
 		case SHCA_EQE_COMM_EST:
 		case SHCA_EQE_SQ_DRAINED:
+		case SHCA_EQE_QP_LAST_WQE:
 			softhca_qp_event(sdev, le32_to_cpu(eqe->obj),
 					 eqe->type);
+			break;
+		case SHCA_EQE_SRQ_LIMIT:
+			softhca_srq_event(sdev, le32_to_cpu(eqe->obj));
 			break;
 		default:
 			dev_warn_ratelimited(&sdev->pdev->dev,

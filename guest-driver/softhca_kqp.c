@@ -358,16 +358,51 @@ int softhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
+/*
+ * Post receive WQEs to the RQ or SRQ @wq, whose lock the caller holds, and
+ * ring its doorbell (@db_offset, queue number @qn) once.
+ */
+int softhca_wq_post_recv(struct softhca_dev *sdev, struct softhca_wq *wq,
+			 u32 max_sge, u32 db_offset, u32 qn,
+			 const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr)
+{
+	struct shca_recv_wqe *wqe;
+	u32 start = wq->pi;
+	int err = 0;
+
+	for (; wr; wr = wr->next) {
+		if (softhca_wq_full(wq)) {
+			err = -ENOMEM;
+			break;
+		}
+		if (wr->num_sge > max_sge) {
+			err = -EINVAL;
+			break;
+		}
+		wqe = softhca_wq_slot(wq, wq->pi);
+		memset(wqe, 0, sizeof(*wqe));
+		wqe->wr_id = cpu_to_le64(wr->wr_id);
+		wqe->num_sge = wr->num_sge;
+		softhca_write_sges((struct shca_sge *)(wqe + 1), wr->sg_list,
+				   wr->num_sge);
+		wq->pi++;
+	}
+	if (wq->pi != start)
+		softhca_ring_db(sdev, db_offset, wq->pi, qn);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
 int softhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr)
 {
 	struct softhca_dev *sdev = to_sdev(ibqp->device);
 	struct softhca_qp *qp = to_sqp(ibqp);
 	struct softhca_wq *rq = &qp->rq;
-	struct shca_recv_wqe *wqe;
 	unsigned long flags;
-	int err = 0;
-	u32 start;
+	int err;
 
 	if (!rq->ring.buf) {
 		*bad_wr = wr;
@@ -375,29 +410,8 @@ int softhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 
 	spin_lock_irqsave(&rq->lock, flags);
-	start = rq->pi;
-	for (; wr; wr = wr->next) {
-		if (softhca_wq_full(rq)) {
-			err = -ENOMEM;
-			break;
-		}
-		if (wr->num_sge > qp->cap.max_recv_sge) {
-			err = -EINVAL;
-			break;
-		}
-		wqe = softhca_wq_slot(rq, rq->pi);
-		memset(wqe, 0, sizeof(*wqe));
-		wqe->wr_id = cpu_to_le64(wr->wr_id);
-		wqe->num_sge = wr->num_sge;
-		softhca_write_sges((struct shca_sge *)(wqe + 1), wr->sg_list,
-				   wr->num_sge);
-		rq->pi++;
-	}
-	if (rq->pi != start)
-		softhca_ring_db(sdev, SHCA_DB_RQ, rq->pi, ibqp->qp_num);
+	err = softhca_wq_post_recv(sdev, rq, qp->cap.max_recv_sge, SHCA_DB_RQ,
+				   ibqp->qp_num, wr, bad_wr);
 	spin_unlock_irqrestore(&rq->lock, flags);
-
-	if (err)
-		*bad_wr = wr;
 	return err;
 }

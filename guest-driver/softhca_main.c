@@ -79,6 +79,17 @@ static const struct ib_device_ops softhca_dgram_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ah, softhca_ah, ibah),
 };
 
+/* Shared receive queues: CAPS.SRQ. */
+static const struct ib_device_ops softhca_srq_ops = {
+	.create_srq = softhca_create_srq,
+	.destroy_srq = softhca_destroy_srq,
+	.modify_srq = softhca_modify_srq,
+	.post_srq_recv = softhca_post_srq_recv,
+	.query_srq = softhca_query_srq,
+
+	INIT_RDMA_OBJ_SIZE(ib_srq, softhca_srq, ibsrq),
+};
+
 /* The counters of QUERY_STATS come with CAPS.QP. */
 static const struct ib_device_ops softhca_stats_ops = {
 	.alloc_hw_port_stats = softhca_alloc_hw_port_stats,
@@ -118,6 +129,10 @@ static void softhca_read_caps(struct softhca_dev *sdev)
 		caps->max_fast_reg_pages =
 			min(softhca_rd32(sdev, SHCA_REG_MAX_FAST_REG_PAGES),
 			    SHCA_BUF_LIST_MAX);
+	}
+	if (softhca_has_srq(sdev)) {
+		caps->max_srq = softhca_rd32(sdev, SHCA_REG_MAX_SRQ);
+		caps->max_srq_wr = softhca_rd32(sdev, SHCA_REG_MAX_SRQ_WR);
 	}
 
 	/* Honest limits: objects this device cannot create yet count 0. */
@@ -221,6 +236,8 @@ static int softhca_ib_register(struct softhca_dev *sdev)
 		ib_set_device_ops(ibdev, &softhca_stats_ops);
 	if (softhca_has_dgram(sdev))
 		ib_set_device_ops(ibdev, &softhca_dgram_ops);
+	if (softhca_has_srq(sdev))
+		ib_set_device_ops(ibdev, &softhca_srq_ops);
 
 	err = ib_device_set_netdev(ibdev, ndev, SOFTHCA_PORT);
 	if (err)
@@ -250,6 +267,7 @@ static int softhca_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	sdev->pdev = pdev;
 	xa_init(&sdev->cqs);
 	xa_init(&sdev->qps);
+	xa_init(&sdev->srqs);
 	pci_set_drvdata(pdev, sdev);
 
 	err = pci_enable_device_mem(pdev);

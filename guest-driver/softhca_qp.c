@@ -280,9 +280,18 @@ int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 			  init_attr->qp_type);
 		return -EOPNOTSUPP;
 	}
-	if (init_attr->create_flags || init_attr->srq) {
-		ibdev_dbg(&sdev->ibdev, "create_qp: no flags, no SRQ\n");
+	if (init_attr->create_flags ||
+	    (init_attr->srq && (!softhca_has_srq(sdev) ||
+				init_attr->qp_type == IB_QPT_GSI))) {
+		ibdev_dbg(&sdev->ibdev, "create_qp: flags or SRQ not supported\n");
 		return -EOPNOTSUPP;
+	}
+	if (init_attr->srq) {
+		/* IBA: receive caps are ignored; the QP has no RQ of its own */
+		init_attr->cap.max_recv_wr = 0;
+		init_attr->cap.max_recv_sge = 0;
+		params.flags |= SHCA_QP_F_SRQ;
+		params.srqn = to_ssrq(init_attr->srq)->srqn;
 	}
 	if (!init_attr->send_cq || !init_attr->recv_cq)
 		return -EINVAL;
@@ -609,6 +618,8 @@ static enum ib_event_type softhca_qp_event_type(u8 type)
 		return IB_EVENT_QP_ACCESS_ERR;
 	case SHCA_EQE_COMM_EST:
 		return IB_EVENT_COMM_EST;
+	case SHCA_EQE_QP_LAST_WQE:
+		return IB_EVENT_QP_LAST_WQE_REACHED;
 	default:
 		return IB_EVENT_SQ_DRAINED;
 	}

@@ -69,6 +69,12 @@ int softhca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->max_fast_reg_page_list_len = caps->max_fast_reg_pages;
 		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 	}
+	if (softhca_has_srq(sdev)) {
+		attr->max_srq = caps->max_srq;
+		attr->max_srq_wr = caps->max_srq_wr;
+		attr->max_srq_sge = caps->max_sge;
+		attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
+	}
 
 	return 0;
 }

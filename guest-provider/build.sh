@@ -142,7 +142,9 @@ check_abi() {
 		print $NF "@" ver
 	}')
 	[ -z "$bad" ] || die "$target needs symbols the guest lacks: ${bad//$'\n'/ }"
-	objdump -T "$so" | grep -q "(IBVERBS_PRIVATE_$IBVERBS_PABI) verbs_register_driver_$IBVERBS_PABI\$" ||
+	# grep reads to the end: an early exit (-q) would kill objdump with
+	# SIGPIPE and, under pipefail, fail the check now and then.
+	objdump -T "$so" | grep "(IBVERBS_PRIVATE_$IBVERBS_PABI) verbs_register_driver_$IBVERBS_PABI\$" >/dev/null ||
 		die "$target does not register itself with libibverbs"
 }
 

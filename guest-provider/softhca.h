@@ -27,10 +27,16 @@ DECLARE_DRV_CMD(softhca_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD, empty,
 		softhca_ibv_alloc_pd_resp);
 DECLARE_DRV_CMD(softhca_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		softhca_ibv_create_cq, softhca_ibv_create_cq_resp);
-DECLARE_DRV_CMD(softhca_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+DECLARE_DRV_CMD(softhca_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
+		softhca_ibv_create_cq, softhca_ibv_create_cq_resp);
+DECLARE_DRV_CMD(softhca_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
 		softhca_ibv_create_qp, softhca_ibv_create_qp_resp);
 DECLARE_DRV_CMD(softhca_create_ah, IB_USER_VERBS_CMD_CREATE_AH, empty,
 		softhca_ibv_create_ah_resp);
+DECLARE_DRV_CMD(softhca_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		softhca_ibv_create_srq, softhca_ibv_create_srq_resp);
+DECLARE_DRV_CMD(softhca_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		softhca_ibv_modify_srq, empty);
 
 struct softhca_context {
 	struct verbs_context ibvctx;
@@ -67,6 +73,8 @@ struct softhca_cq {
 	uint32_t cqn;
 	uint32_t ci; /* CQEs consumed, free-running */
 	uint8_t log_size;
+	bool single_threaded; /* create_cq_ex: its polls take no lock */
+	struct ibv_wc wc; /* create_cq_ex: the completion polled last */
 };
 
 struct softhca_wq {
@@ -79,11 +87,31 @@ struct softhca_wq {
 	struct shca_sq_record *record; /* SQ, if the device keeps it (§14) */
 };
 
+/* The ibv_wr_* calls from wr_start to wr_complete or wr_abort, under sq.lock */
+struct softhca_wr_batch {
+	uint32_t pi; /* the SQ count after the WQEs built so far */
+	struct shca_send_wqe *wqe; /* the WQE being built, NULL after an error */
+	int err; /* the first error: wr_complete drops the batch */
+};
+
 struct softhca_qp {
 	struct verbs_qp vqp;
 	struct ibv_qp_cap cap; /* what the rings hold */
 	struct softhca_wq sq;
 	struct softhca_wq rq; /* without a buffer if cap.max_recv_wr is 0 */
+	struct softhca_wr_batch wr; /* create_qp_ex with SEND_OPS_FLAGS */
+};
+
+/* A shared receive queue (spec §13.5); its slots come back by the record. */
+struct softhca_srq {
+	struct ibv_srq ibvsrq;
+	pthread_spinlock_t lock; /* held by post and by a resize */
+	struct softhca_buf buf;
+	struct softhca_wq_shape shape;
+	struct softhca_wqe_limits lim;
+	struct shca_srq_record *record; /* behind the ring, device-written */
+	uint32_t srqn;
+	uint32_t pi; /* WQEs posted, free-running; under lock */
 };
 
 /* Write one doorbell of the context's page (spec §14). */
@@ -106,6 +134,11 @@ static inline struct softhca_pd *to_spd(struct ibv_pd *ibpd)
 static inline struct softhca_cq *to_scq(struct ibv_cq *ibcq)
 {
 	return container_of(ibcq, struct softhca_cq, vcq.cq);
+}
+
+static inline struct softhca_srq *to_ssrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct softhca_srq, ibvsrq);
 }
 
 static inline struct softhca_qp *to_sqp(struct ibv_qp *ibqp)
@@ -137,10 +170,21 @@ int softhca_destroy_cq(struct ibv_cq *ibcq);
 int softhca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 void softhca_cq_clean(struct softhca_cq *cq, uint32_t qpn);
+struct softhca_cq *softhca_cq_create(struct ibv_context *ibctx,
+				     const struct ibv_cq_init_attr_ex *attr,
+				     bool ex);
+const struct shca_cqe *softhca_cq_take(struct softhca_cq *cq);
+void softhca_cq_update_record(struct softhca_cq *cq);
+
+/* softhca_cq_ex.c */
+struct ibv_cq_ex *softhca_create_cq_ex(struct ibv_context *ibctx,
+				       struct ibv_cq_init_attr_ex *attr);
 
 /* softhca_qp.c */
 struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
 				 struct ibv_qp_init_attr *attr);
+struct ibv_qp *softhca_create_qp_ex(struct ibv_context *ibctx,
+				    struct ibv_qp_init_attr_ex *attr);
 int softhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		      int attr_mask);
 int softhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -152,5 +196,23 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
 int softhca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr);
+bool softhca_sq_open(const struct ibv_qp *ibqp);
+void *softhca_wq_slot(struct softhca_wq *wq, uint32_t pi);
+void softhca_wq_ring(struct softhca_qp *qp, struct softhca_wq *wq, uint32_t pi,
+		     uint32_t offset);
+
+/* softhca_qp_ex.c */
+int softhca_qp_ex_init(struct softhca_qp *qp,
+		       const struct ibv_qp_init_attr_ex *attr);
+
+/* softhca_srq.c */
+struct ibv_srq *softhca_create_srq(struct ibv_pd *ibpd,
+				   struct ibv_srq_init_attr *attr);
+int softhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		       int attr_mask);
+int softhca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int softhca_destroy_srq(struct ibv_srq *ibsrq);
+int softhca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr);
 
 #endif /* SOFTHCA_H */

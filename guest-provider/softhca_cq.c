@@ -11,13 +11,52 @@
 
 #include "softhca.h"
 
-struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
-				 struct ibv_comp_channel *channel,
-				 int comp_vector)
+/*
+ * The kernel's part: create_cq_ex's command for an extended CQ, the legacy
+ * one otherwise, with the same driver data.
+ */
+static int softhca_cmd_create_cq(struct ibv_context *ibctx,
+				 const struct ibv_cq_init_attr_ex *attr,
+				 bool ex,
+				 const struct softhca_ibv_create_cq *req,
+				 struct softhca_cq *cq)
+{
+	int err;
+
+	if (ex) {
+		struct softhca_create_cq_ex_resp resp = {};
+		struct softhca_create_cq_ex cmd = { .drv_payload = *req };
+
+		err = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
+					   sizeof(cmd), &resp.ibv_resp,
+					   sizeof(resp), 0);
+		cq->cqn = resp.cqn;
+	} else {
+		struct softhca_create_cq_resp resp = {};
+		struct softhca_create_cq cmd = { .drv_payload = *req };
+
+		err = ibv_cmd_create_cq(ibctx, attr->cqe, attr->channel,
+					attr->comp_vector, &cq->vcq.cq,
+					&cmd.ibv_cmd, sizeof(cmd),
+					&resp.ibv_resp, sizeof(resp));
+		cq->cqn = resp.cqn;
+	}
+	return err;
+}
+
+/*
+ * A CQ for create_cq or, with ex, create_cq_ex, which checked the rest of
+ * attr: only cqe, channel and comp_vector matter here.
+ */
+struct softhca_cq *softhca_cq_create(struct ibv_context *ibctx,
+				     const struct ibv_cq_init_attr_ex *attr,
+				     bool ex)
 {
 	struct softhca_context *ctx = to_sctx(ibctx);
-	struct softhca_create_cq_resp resp = {};
-	struct softhca_create_cq cmd = {};
+	struct ibv_cq_init_attr_ex kattr = *attr;
+	struct softhca_ibv_create_cq req = {};
+	/* create_cq's negative sizes, and ours above INT_MAX, are EINVAL. */
+	int cqe = attr->cqe;
 	struct softhca_cq *cq;
 	size_t ring_size;
 	uint8_t log_size;
@@ -44,19 +83,17 @@ struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
 		(struct shca_cq_record *)((uint8_t *)cq->buf.addr + ring_size);
 	cq->log_size = log_size;
 
-	cmd.log_size = log_size;
-	cmd.buf_addr = (uintptr_t)cq->buf.addr;
-	cmd.buf_size = cq->buf.size;
-	err = ibv_cmd_create_cq(ibctx, 1 << log_size, channel, comp_vector,
-				&cq->vcq.cq, &cmd.ibv_cmd, sizeof(cmd),
-				&resp.ibv_resp, sizeof(resp));
+	req.log_size = log_size;
+	req.buf_addr = (uintptr_t)cq->buf.addr;
+	req.buf_size = cq->buf.size;
+	kattr.cqe = 1u << log_size;
+	err = softhca_cmd_create_cq(ibctx, &kattr, ex, &req, cq);
 	if (err) {
 		verbs_err(&ctx->ibvctx, "create_cq failed: %d\n", err);
 		goto err_buf;
 	}
-	cq->cqn = resp.cqn;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	return &cq->vcq.cq;
+	return cq;
 
 err_buf:
 	softhca_buf_free(&cq->buf);
@@ -64,6 +101,20 @@ err_free:
 	free(cq);
 	errno = err;
 	return NULL;
+}
+
+struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
+				 struct ibv_comp_channel *channel,
+				 int comp_vector)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = cqe,
+		.channel = channel,
+		.comp_vector = comp_vector,
+	};
+	struct softhca_cq *cq = softhca_cq_create(ibctx, &attr, false);
+
+	return cq ? &cq->vcq.cq : NULL;
 }
 
 int softhca_destroy_cq(struct ibv_cq *ibcq)
@@ -81,7 +132,7 @@ int softhca_destroy_cq(struct ibv_cq *ibcq)
 }
 
 /* Publish the consumed count; see softhca_queue.h for why it may lag. */
-static void softhca_cq_update_record(struct softhca_cq *cq)
+void softhca_cq_update_record(struct softhca_cq *cq)
 {
 	atomic_store_explicit((_Atomic(uint32_t) *)&cq->record->ci,
 			      htole32(cq->ci), memory_order_release);
@@ -109,21 +160,37 @@ static void softhca_complete_wqe(struct softhca_context *ctx,
 	atomic_store_explicit(&wq->ci, ci, memory_order_release);
 }
 
+/*
+ * Consume the next CQE, or return NULL if the device still owns it: its
+ * WQE slots are freed and ci passes it.  The entry stays readable until
+ * softhca_cq_update_record(), as the device refills no slot before the
+ * record says it may.  Called with the CQ's lock held (or, for a
+ * SINGLE_THREADED CQ, by its only thread).
+ */
+const struct shca_cqe *softhca_cq_take(struct softhca_cq *cq)
+{
+	const struct shca_cqe *cqe;
+
+	cqe = softhca_owned_cqe(cq->cqes, cq->ci, cq->log_size);
+	if (!cqe)
+		return NULL;
+	softhca_complete_wqe(to_sctx(cq->vcq.cq.context), cqe);
+	cq->ci++;
+	return cqe;
+}
+
 int softhca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
-	struct softhca_context *ctx = to_sctx(ibcq->context);
 	struct softhca_cq *cq = to_scq(ibcq);
 	const struct shca_cqe *cqe;
 	int n;
 
 	pthread_spin_lock(&cq->lock);
 	for (n = 0; n < num_entries; n++) {
-		cqe = softhca_owned_cqe(cq->cqes, cq->ci, cq->log_size);
+		cqe = softhca_cq_take(cq);
 		if (!cqe)
 			break;
 		softhca_cqe_to_wc(cqe, &wc[n]);
-		softhca_complete_wqe(ctx, cqe);
-		cq->ci++;
 	}
 	if (n)
 		softhca_cq_update_record(cq);

@@ -9,7 +9,7 @@
 #include "softhca.h"
 
 /* The slot for WQE count pi, or NULL if the device still owns it. */
-static void *softhca_wq_slot(struct softhca_wq *wq, uint32_t pi)
+void *softhca_wq_slot(struct softhca_wq *wq, uint32_t pi)
 {
 	uint32_t ci = atomic_load_explicit(&wq->ci, memory_order_acquire);
 
@@ -20,11 +20,11 @@ static void *softhca_wq_slot(struct softhca_wq *wq, uint32_t pi)
 }
 
 /*
- * Hand the WQEs up to count pi to the device: one doorbell per call, none
+ * Hand the WQEs up to count pi to the device: one doorbell per batch, none
  * while the device polls the SQ record (spec §14).
  */
-static void softhca_wq_ring(struct softhca_qp *qp, struct softhca_wq *wq,
-			    uint32_t pi, uint32_t offset)
+void softhca_wq_ring(struct softhca_qp *qp, struct softhca_wq *wq, uint32_t pi,
+		     uint32_t offset)
 {
 	if (pi == wq->pi)
 		return;
@@ -44,6 +44,13 @@ static void softhca_wq_ring(struct softhca_qp *qp, struct softhca_wq *wq,
 			      softhca_wq_doorbell(pi, qp->vqp.qp.qp_num));
 }
 
+/* IBA: no sends before RTS (the device would hold them until then) */
+bool softhca_sq_open(const struct ibv_qp *ibqp)
+{
+	return ibqp->state != IBV_QPS_RESET && ibqp->state != IBV_QPS_INIT &&
+	       ibqp->state != IBV_QPS_RTR;
+}
+
 int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr)
 {
@@ -53,9 +60,7 @@ int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	void *slot;
 	int err = 0;
 
-	/* IBA: no sends before RTS (the device would hold them until then) */
-	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
-	    ibqp->state == IBV_QPS_RTR) {
+	if (!softhca_sq_open(ibqp)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

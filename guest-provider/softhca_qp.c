@@ -91,30 +91,57 @@ static void softhca_clean_cqs(struct softhca_qp *qp)
 		softhca_cq_clean(rcq, qp->vqp.qp.qp_num);
 }
 
-struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
-				 struct ibv_qp_init_attr *attr)
+/* What a QP takes besides its PD: no creation flags, the ibv_wr_* API. */
+#define SOFTHCA_QP_INIT_ATTR_MASK                                              \
+	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |                 \
+	 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+
+/* create_qp and create_qp_ex */
+struct ibv_qp *softhca_create_qp_ex(struct ibv_context *ibctx,
+				    struct ibv_qp_init_attr_ex *attr)
 {
-	struct softhca_context *ctx = to_sctx(ibpd->context);
-	struct softhca_create_qp_resp resp = {};
-	struct softhca_create_qp cmd = {};
-	struct ibv_qp_init_attr kattr = *attr;
+	struct softhca_context *ctx = to_sctx(ibctx);
+	struct softhca_create_qp_ex_resp resp = {};
+	struct softhca_create_qp_ex cmd = {};
+	struct ibv_qp_init_attr_ex kattr = *attr;
 	bool dgram = attr->qp_type == IBV_QPT_UD;
 	struct softhca_qp *qp;
 	bool record;
 	int err;
 
-	if ((attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	     !dgram) ||
-	    attr->srq) {
-		verbs_debug(&ctx->ibvctx, "QP type %d%s not supported\n",
-			    attr->qp_type, attr->srq ? " with an SRQ" : "");
+	if ((attr->comp_mask & ~SOFTHCA_QP_INIT_ATTR_MASK) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags)) {
+		verbs_debug(&ctx->ibvctx, "QP attributes %#x not supported\n",
+			    attr->comp_mask);
 		errno = EOPNOTSUPP;
 		return NULL;
+	}
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    !dgram) {
+		verbs_debug(&ctx->ibvctx, "QP type %d not supported\n",
+			    attr->qp_type);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* A QP with an SRQ has no RQ: its receive caps are ignored (IBA). */
+	if (attr->srq) {
+		kattr.cap.max_recv_wr = 0;
+		kattr.cap.max_recv_sge = 0;
 	}
 
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		err = softhca_qp_ex_init(qp, attr);
+		if (err) {
+			verbs_debug(&ctx->ibvctx,
+				    "send ops %#llx not supported\n",
+				    (unsigned long long)attr->send_ops_flags);
+			goto err_free;
+		}
+	}
 
 	err = softhca_sq_shape(&ctx->lim, &kattr.cap, dgram, &qp->sq.shape);
 	if (!err)
@@ -153,12 +180,14 @@ struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
 	cmd.rq_buf_addr = (uintptr_t)qp->rq.buf.addr;
 	cmd.rq_buf_size = qp->rq.buf.size;
 	/* The kernel is told the caps the rings really have. */
-	err = ibv_cmd_create_qp(ibpd, &qp->vqp.qp, &kattr, &cmd.ibv_cmd,
-				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	err = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, &kattr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (err) {
 		verbs_err(&ctx->ibvctx, "create_qp failed: %d\n", err);
 		goto err_rq;
 	}
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		qp->vqp.comp_mask |= VERBS_QP_EX;
 	attr->cap = qp->cap;
 	if (resp.comp_mask & SOFTHCA_CREATE_QP_RESP_SQ_RECORD)
 		qp->sq.record = (struct shca_sq_record *)
@@ -179,6 +208,28 @@ err_free:
 	free(qp);
 	errno = err;
 	return NULL;
+}
+
+struct ibv_qp *softhca_create_qp(struct ibv_pd *ibpd,
+				 struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex attr_ex = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = ibpd,
+	};
+	struct ibv_qp *ibqp;
+
+	ibqp = softhca_create_qp_ex(ibpd->context, &attr_ex);
+	if (ibqp)
+		attr->cap = attr_ex.cap;
+	return ibqp;
 }
 
 /*

@@ -133,34 +133,15 @@ int softhca_rq_shape(const struct softhca_limits *lim, struct ibv_qp_cap *cap,
 	return 0;
 }
 
-static void put_sges(struct shca_sge *dst, const struct ibv_sge *src, int n)
+static void put_sges(struct shca_sge *dst, const struct ibv_sge *src, size_t n)
 {
-	int i;
+	size_t i;
 
 	for (i = 0; i < n; i++) {
 		dst[i].addr = htole64(src[i].addr);
 		dst[i].length = htole32(src[i].length);
 		dst[i].lkey = htole32(src[i].lkey);
 	}
-}
-
-static int put_inline(struct shca_send_wqe *wqe, uint8_t *data,
-		      const struct ibv_send_wr *wr, uint32_t max_inline)
-{
-	uint32_t len = 0;
-	int i;
-
-	for (i = 0; i < wr->num_sge; i++) {
-		uint32_t n = wr->sg_list[i].length;
-
-		if (n > max_inline - len)
-			return EINVAL;
-		memcpy(data + len, (void *)(uintptr_t)wr->sg_list[i].addr, n);
-		len += n;
-	}
-	wqe->flags |= SHCA_WQE_INLINE;
-	wqe->inline_len = htole32(len);
-	return 0;
 }
 
 /* The WQE opcode of a verbs opcode, or -1 if the device has none. */
@@ -207,18 +188,116 @@ int softhca_av_init(struct shca_av *av, const struct ibv_ah_attr *attr,
 	return 0;
 }
 
+static bool is_atomic(uint8_t opcode)
+{
+	return opcode == SHCA_WR_ATOMIC_CMP_SWP ||
+	       opcode == SHCA_WR_ATOMIC_FETCH_ADD;
+}
+
+/* SGEs or inline data follow the header and, on a UD QP, the AV. */
+static uint8_t *wqe_data(struct shca_send_wqe *wqe,
+			 const struct softhca_wqe_limits *lim)
+{
+	return (uint8_t *)(wqe + 1) + (lim->dgram ? sizeof(struct shca_av) : 0);
+}
+
+struct shca_send_wqe *softhca_wqe_init(void *slot, uint64_t wr_id,
+				       uint8_t opcode, unsigned int send_flags,
+				       const struct softhca_wqe_limits *lim)
+{
+	struct shca_send_wqe *wqe = slot;
+
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = htole64(wr_id);
+	wqe->opcode = opcode;
+	if (lim->sig_all || (send_flags & IBV_SEND_SIGNALED))
+		wqe->flags |= SHCA_WQE_SIGNALED;
+	if (send_flags & IBV_SEND_SOLICITED)
+		wqe->flags |= SHCA_WQE_SOLICITED;
+	if (send_flags & IBV_SEND_FENCE)
+		wqe->flags |= SHCA_WQE_FENCE;
+	return wqe;
+}
+
+void softhca_wqe_set_imm(struct shca_send_wqe *wqe, __be32 imm_data)
+{
+	wqe->imm = imm_data; /* as on the wire */
+}
+
+void softhca_wqe_set_inv(struct shca_send_wqe *wqe, uint32_t rkey)
+{
+	wqe->imm = htole32(rkey);
+}
+
+void softhca_wqe_set_rdma(struct shca_send_wqe *wqe, uint32_t rkey,
+			  uint64_t remote_addr)
+{
+	wqe->remote_addr = htole64(remote_addr);
+	wqe->rkey = htole32(rkey);
+}
+
+int softhca_wqe_set_atomic(struct shca_send_wqe *wqe, uint32_t rkey,
+			   uint64_t remote_addr, uint64_t compare_add,
+			   uint64_t swap)
+{
+	if (remote_addr & 7)
+		return EINVAL;
+	softhca_wqe_set_rdma(wqe, rkey, remote_addr);
+	wqe->compare_add = htole64(compare_add);
+	wqe->swap = htole64(swap);
+	return 0;
+}
+
 /*
  * The UD part of a send WQE: destination QP and Q_Key in the header, the
  * AH's AV behind it.  Datagrams are sends, with or without immediate.
  */
-static int put_dgram(struct shca_send_wqe *wqe, const struct ibv_send_wr *wr)
+int softhca_wqe_set_ud(struct shca_send_wqe *wqe, struct ibv_ah *ah,
+		       uint32_t remote_qpn, uint32_t remote_qkey,
+		       const struct softhca_wqe_limits *lim)
 {
-	if ((wqe->opcode != SHCA_WR_SEND && wqe->opcode != SHCA_WR_SEND_IMM) ||
-	    !wr->wr.ud.ah || wr->wr.ud.remote_qpn > SHCA_MCAST_QPN)
+	if (!lim->dgram ||
+	    (wqe->opcode != SHCA_WR_SEND && wqe->opcode != SHCA_WR_SEND_IMM) ||
+	    !ah || remote_qpn > SHCA_MCAST_QPN)
 		return EINVAL;
-	wqe->remote_qpn = htole32(wr->wr.ud.remote_qpn);
-	wqe->remote_qkey = htole32(wr->wr.ud.remote_qkey);
-	memcpy(wqe + 1, &to_sah(wr->wr.ud.ah)->av, sizeof(struct shca_av));
+	wqe->remote_qpn = htole32(remote_qpn);
+	wqe->remote_qkey = htole32(remote_qkey);
+	memcpy(wqe + 1, &to_sah(ah)->av, sizeof(struct shca_av));
+	return 0;
+}
+
+int softhca_wqe_set_sges(struct shca_send_wqe *wqe, const struct ibv_sge *sg,
+			 size_t num_sge, const struct softhca_wqe_limits *lim)
+{
+	if (num_sge > lim->max_sge)
+		return EINVAL;
+	/* One 8-byte SGE receives the original value (spec §15). */
+	if (is_atomic(wqe->opcode) && (num_sge != 1 || sg[0].length != 8))
+		return EINVAL;
+	wqe->num_sge = num_sge;
+	put_sges((struct shca_sge *)wqe_data(wqe, lim), sg, num_sge);
+	return 0;
+}
+
+/* Inline data is sent, never written locally. */
+int softhca_wqe_set_inline(struct shca_send_wqe *wqe)
+{
+	if (wqe->opcode == SHCA_WR_RDMA_READ || is_atomic(wqe->opcode))
+		return EINVAL;
+	wqe->flags |= SHCA_WQE_INLINE;
+	return 0;
+}
+
+/* Append length bytes at addr to the inline data of a WQE. */
+int softhca_wqe_add_inline(struct shca_send_wqe *wqe, const void *addr,
+			   size_t length, const struct softhca_wqe_limits *lim)
+{
+	uint32_t len = le32toh(wqe->inline_len);
+
+	if (length > lim->max_inline - len)
+		return EINVAL;
+	memcpy(wqe_data(wqe, lim) + len, addr, length);
+	wqe->inline_len = htole32(len + length);
 	return 0;
 }
 
@@ -230,73 +309,55 @@ static int put_dgram(struct shca_send_wqe *wqe, const struct ibv_send_wr *wr)
 int softhca_build_send_wqe(void *slot, const struct ibv_send_wr *wr,
 			   const struct softhca_wqe_limits *lim)
 {
-	struct shca_send_wqe *wqe = slot;
 	int opcode = to_wqe_opcode(wr->opcode);
-	bool inl = wr->send_flags & IBV_SEND_INLINE;
-	uint8_t *data = (uint8_t *)(wqe + 1); /* SGEs or inline data */
-	int err;
+	struct shca_send_wqe *wqe;
+	int err = 0;
+	int i;
 
 	if (opcode < 0)
 		return EOPNOTSUPP;
-	if (wr->num_sge < 0 || (!inl && (uint32_t)wr->num_sge > lim->max_sge))
+	if (wr->num_sge < 0)
 		return EINVAL;
 
-	memset(wqe, 0, sizeof(*wqe));
-	wqe->wr_id = htole64(wr->wr_id);
-	wqe->opcode = opcode;
-	if (lim->sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
-		wqe->flags |= SHCA_WQE_SIGNALED;
-	if (wr->send_flags & IBV_SEND_SOLICITED)
-		wqe->flags |= SHCA_WQE_SOLICITED;
-	if (wr->send_flags & IBV_SEND_FENCE)
-		wqe->flags |= SHCA_WQE_FENCE;
-
+	wqe = softhca_wqe_init(slot, wr->wr_id, opcode, wr->send_flags, lim);
 	switch (opcode) {
 	case SHCA_WR_SEND_IMM:
-		wqe->imm = wr->imm_data; /* as on the wire */
+		softhca_wqe_set_imm(wqe, wr->imm_data);
 		break;
 	case SHCA_WR_SEND_INV:
-		wqe->imm = htole32(wr->invalidate_rkey);
+		softhca_wqe_set_inv(wqe, wr->invalidate_rkey);
 		break;
 	case SHCA_WR_RDMA_WRITE_IMM:
-		wqe->imm = wr->imm_data;
+		softhca_wqe_set_imm(wqe, wr->imm_data);
 		SWITCH_FALLTHROUGH;
 	case SHCA_WR_RDMA_WRITE:
 	case SHCA_WR_RDMA_READ:
-		wqe->remote_addr = htole64(wr->wr.rdma.remote_addr);
-		wqe->rkey = htole32(wr->wr.rdma.rkey);
+		softhca_wqe_set_rdma(wqe, wr->wr.rdma.rkey,
+				     wr->wr.rdma.remote_addr);
 		break;
 	case SHCA_WR_ATOMIC_CMP_SWP:
 	case SHCA_WR_ATOMIC_FETCH_ADD:
-		/* One 8-byte SGE receives the original value (spec §15). */
-		if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
-		    wr->wr.atomic.remote_addr & 7)
-			return EINVAL;
-		wqe->remote_addr = htole64(wr->wr.atomic.remote_addr);
-		wqe->rkey = htole32(wr->wr.atomic.rkey);
-		wqe->compare_add = htole64(wr->wr.atomic.compare_add);
-		wqe->swap = htole64(wr->wr.atomic.swap);
+		err = softhca_wqe_set_atomic(wqe, wr->wr.atomic.rkey,
+					     wr->wr.atomic.remote_addr,
+					     wr->wr.atomic.compare_add,
+					     wr->wr.atomic.swap);
 		break;
 	}
+	if (!err && lim->dgram)
+		err = softhca_wqe_set_ud(wqe, wr->wr.ud.ah,
+					 wr->wr.ud.remote_qpn,
+					 wr->wr.ud.remote_qkey, lim);
+	if (err)
+		return err;
 
-	if (lim->dgram) {
-		err = put_dgram(wqe, wr);
-		if (err)
-			return err;
-		data += sizeof(struct shca_av);
-	}
-
-	if (inl) {
-		/* Inline data is sent, never written locally. */
-		if (opcode == SHCA_WR_RDMA_READ ||
-		    opcode == SHCA_WR_ATOMIC_CMP_SWP ||
-		    opcode == SHCA_WR_ATOMIC_FETCH_ADD)
-			return EINVAL;
-		return put_inline(wqe, data, wr, lim->max_inline);
-	}
-	wqe->num_sge = wr->num_sge;
-	put_sges((struct shca_sge *)data, wr->sg_list, wr->num_sge);
-	return 0;
+	if (!(wr->send_flags & IBV_SEND_INLINE))
+		return softhca_wqe_set_sges(wqe, wr->sg_list, wr->num_sge, lim);
+	err = softhca_wqe_set_inline(wqe);
+	for (i = 0; !err && i < wr->num_sge; i++)
+		err = softhca_wqe_add_inline(
+			wqe, (void *)(uintptr_t)wr->sg_list[i].addr,
+			wr->sg_list[i].length, lim);
+	return err;
 }
 
 int softhca_build_recv_wqe(void *slot, const struct ibv_recv_wr *wr,

@@ -39,7 +39,11 @@
  * poll, which also advances the consumer counts of the work queues that
  * complete to it.  Resetting or destroying a QP takes its CQs' locks (in
  * cqn order) to drop its unpolled CQEs and its slot in the QP table, which
- * poll reads.  Neither post nor poll makes a system call.
+ * poll reads.  Neither post nor poll makes a system call.  The extended
+ * API holds a CQ's lock from start_poll to end_poll and publishes the
+ * consumed count at end_poll; a CQ created SINGLE_THREADED polls that way
+ * without the lock, as its application promises that no other thread uses
+ * the CQ, or resets or destroys a QP of it, meanwhile.
  */
 #ifndef SOFTHCA_QUEUE_H
 #define SOFTHCA_QUEUE_H
@@ -108,6 +112,31 @@ int softhca_av_init(struct shca_av *av, const struct ibv_ah_attr *attr,
 
 int softhca_build_send_wqe(void *slot, const struct ibv_send_wr *wr,
 			   const struct softhca_wqe_limits *lim);
+
+/*
+ * The steps that build a send WQE, for post_send (softhca_build_send_wqe)
+ * and the ibv_wr_* API alike, in this order: the header; the opcode's
+ * fields; on a UD QP the destination; then the data, SGEs or inline
+ * buffers.  A step that fails (EINVAL) leaves the WQE undefined.
+ */
+struct shca_send_wqe *softhca_wqe_init(void *slot, uint64_t wr_id,
+				       uint8_t opcode, unsigned int send_flags,
+				       const struct softhca_wqe_limits *lim);
+void softhca_wqe_set_imm(struct shca_send_wqe *wqe, __be32 imm_data);
+void softhca_wqe_set_inv(struct shca_send_wqe *wqe, uint32_t rkey);
+void softhca_wqe_set_rdma(struct shca_send_wqe *wqe, uint32_t rkey,
+			  uint64_t remote_addr);
+int softhca_wqe_set_atomic(struct shca_send_wqe *wqe, uint32_t rkey,
+			   uint64_t remote_addr, uint64_t compare_add,
+			   uint64_t swap);
+int softhca_wqe_set_ud(struct shca_send_wqe *wqe, struct ibv_ah *ah,
+		       uint32_t remote_qpn, uint32_t remote_qkey,
+		       const struct softhca_wqe_limits *lim);
+int softhca_wqe_set_sges(struct shca_send_wqe *wqe, const struct ibv_sge *sg,
+			 size_t num_sge, const struct softhca_wqe_limits *lim);
+int softhca_wqe_set_inline(struct shca_send_wqe *wqe);
+int softhca_wqe_add_inline(struct shca_send_wqe *wqe, const void *addr,
+			   size_t length, const struct softhca_wqe_limits *lim);
 int softhca_build_recv_wqe(void *slot, const struct ibv_recv_wr *wr,
 			   const struct softhca_wqe_limits *lim);
 void softhca_cqe_to_wc(const struct shca_cqe *cqe, struct ibv_wc *wc);

@@ -81,6 +81,11 @@ static bool softhca_pd_busy(SofthcaState *s, uint32_t pdn)
             return true;
         }
     }
+    for (uint32_t i = 1; i <= SOFTHCA_MAX_SRQ; i++) {
+        if (s->srqs[i].valid && s->srqs[i].pdn == pdn) {
+            return true;
+        }
+    }
     return false;
 }
 
@@ -189,7 +194,13 @@ static size_t softhca_rdma_payload_len(uint8_t opcode)
     case SHCA_AQ_DESTROY_CQ:
     case SHCA_AQ_DESTROY_QP:
     case SHCA_AQ_DEREG_MR:
+    case SHCA_AQ_QUERY_SRQ:
+    case SHCA_AQ_DESTROY_SRQ:
         return sizeof(struct shca_aq_handle);
+    case SHCA_AQ_CREATE_SRQ:
+        return sizeof(struct shca_aq_create_srq);
+    case SHCA_AQ_MODIFY_SRQ:
+        return sizeof(struct shca_aq_modify_srq);
     default:
         return SIZE_MAX;
     }
@@ -285,6 +296,14 @@ static uint8_t softhca_exec(SofthcaState *s, const struct shca_aq_entry *cmd,
         return softhca_mcast_attach(s, &cmd->mcast);
     case SHCA_AQ_DETACH_MCAST:
         return softhca_mcast_detach(s, &cmd->mcast);
+    case SHCA_AQ_CREATE_SRQ:
+        return softhca_srq_create(s, &cmd->create_srq, result);
+    case SHCA_AQ_MODIFY_SRQ:
+        return softhca_srq_modify(s, &cmd->modify_srq);
+    case SHCA_AQ_QUERY_SRQ:
+        return softhca_srq_query(s, handle, result);
+    case SHCA_AQ_DESTROY_SRQ:
+        return softhca_srq_destroy(s, handle);
     default:
         g_assert_not_reached();
     }

@@ -15,8 +15,6 @@
 #include "trace.h"
 
 #define SOFTHCA_SQ_SHIFT_MIN    6
-#define SOFTHCA_RQ_SHIFT_MIN    4
-#define SOFTHCA_WQE_SHIFT_MAX   9
 #define SOFTHCA_PSN_MASK        0xffffffu
 #define SOFTHCA_QPN_MASK        0xffffffu
 #define SOFTHCA_FLOW_LABEL_MASK 0xfffffu
@@ -53,11 +51,9 @@ bool softhca_wq_read(SofthcaState *s, const SofthcaWq *wq, uint16_t index,
                             wqe, len);
 }
 
-/* Check a work queue's geometry and take its buffer. */
-static uint8_t softhca_wq_init(SofthcaState *s, SofthcaWq *wq,
-                               const struct shca_buf_desc *desc,
-                               uint8_t log_size, uint8_t wqe_shift,
-                               uint8_t shift_min, size_t record)
+uint8_t softhca_wq_init(SofthcaState *s, SofthcaWq *wq,
+                        const struct shca_buf_desc *desc, uint8_t log_size,
+                        uint8_t wqe_shift, uint8_t shift_min, size_t record)
 {
     if (wqe_shift < shift_min || wqe_shift > SOFTHCA_WQE_SHIFT_MAX ||
         log_size > 31 || (1u << log_size) > SOFTHCA_MAX_QP_WR) {
@@ -115,11 +111,14 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
     SofthcaCq *rcq = softhca_cq_get(s, recv_cqn);
     static const struct shca_buf_desc no_buf;
     bool has_rq = le32_to_cpu(c->rq.npages) != 0;
+    bool with_srq = c->flags & SHCA_QP_F_SRQ;
+    SofthcaSrq *srq = with_srq ? softhca_srq_get(s, le16_to_cpu(c->srqn))
+                               : NULL;
     SofthcaQp *qp;
     uint8_t status;
 
     if (!softhca_uctx_ok(s, uctx) || !softhca_pd_ok(s, pdn) || !scq ||
-        !rcq) {
+        !rcq || (with_srq && !srq)) {
         return SHCA_AQ_BAD_HANDLE;
     }
     if (scq->uctx != uctx || rcq->uctx != uctx || s->pd_uctx[pdn] != uctx ||
@@ -128,8 +127,12 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
         ((c->type == SHCA_QPT_UD || c->type == SHCA_QPT_GSI) &&
          !softhca_has_dgram(s)) ||
         (c->type == SHCA_QPT_GSI && uctx != 0) ||
-        (c->flags & ~SHCA_QP_F_SQ_RECORD) || (c->flags && !s->caps_qp) ||
-        !buffer_is_zero(c->rsvd, sizeof(c->rsvd)) ||
+        (c->flags & ~(SHCA_QP_F_SQ_RECORD | SHCA_QP_F_SRQ)) ||
+        (c->flags && !s->caps_qp) ||
+        (!with_srq && c->srqn) ||
+        /* an SRQ of the QP's context and PD, and no RQ of its own */
+        (srq && (srq->uctx != uctx || srq->pdn != pdn || has_rq ||
+                 c->type == SHCA_QPT_GSI)) ||
         /* a QP without an RQ describes none at all */
         (!has_rq && (c->rq_log_size || c->rq_wqe_shift ||
                      memcmp(&c->rq, &no_buf, sizeof(no_buf))))) {
@@ -165,6 +168,10 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
     qp->recv_cqn = recv_cqn;
     scq->users++;
     rcq->users++;
+    if (srq) {
+        qp->srqn = srq->srqn;
+        srq->users++;
+    }
     softhca_tp_reset(s, qp);
     trace_softhca_qp_create(*qpn, c->type, uctx, pdn, qp->sq.log_size,
                             qp->rq.log_size);
@@ -177,6 +184,9 @@ static void softhca_qp_free(SofthcaState *s, SofthcaQp *qp)
     softhca_tp_destroy(s, qp);
     s->cqs[qp->send_cqn].users--;
     s->cqs[qp->recv_cqn].users--;
+    if (qp->srqn) {
+        s->srqs[qp->srqn].users--;
+    }
     softhca_buf_free(&qp->sq.buf);
     softhca_buf_free(&qp->rq.buf);
     *qp = (SofthcaQp) { 0 };
@@ -396,6 +406,7 @@ uint8_t softhca_qp_modify(SofthcaState *s, const struct shca_aq_qp_attr *c)
     softhca_tp_modified(s, qp, old, mask);
     if (next == SHCA_QPS_ERR && old != SHCA_QPS_ERR) {
         softhca_tp_flush(s, qp);
+        softhca_srq_qp_error(s, qp);
     } else if (next == SHCA_QPS_RTS && old != SHCA_QPS_RTS &&
                (softhca_qp_sq_record_poll(s, qp) || qp->sq.pi != qp->sq.ci)) {
         /* SQ doorbells (or the record) held since RESET, INIT or RTR */
@@ -456,6 +467,7 @@ void softhca_qp_error(SofthcaState *s, SofthcaQp *qp, uint8_t eqe_type)
     if (eqe_type) {
         softhca_eq_post(s, 0, eqe_type, qp->qpn, 0);
     }
+    softhca_srq_qp_error(s, qp);
 }
 
 /* Take count pi of wq as its doorbell; false if it runs past the ring. */

@@ -57,6 +57,17 @@ typedef struct SofthcaWq {
     uint16_t ci;                /* WQEs the device has taken */
 } SofthcaWq;
 
+/* A shared receive queue (spec §13.5). */
+struct SofthcaSrq {
+    bool valid;
+    uint32_t srqn;
+    uint32_t uctx;
+    uint32_t pdn;
+    uint32_t limit;             /* srq_limit; 0: not armed */
+    uint32_t users;             /* QPs receiving through it */
+    SofthcaWq wq;               /* the ring; a struct shca_srq_record after */
+};
+
 struct SofthcaQp {
     bool valid;
     uint8_t type;               /* enum shca_qp_type */
@@ -66,6 +77,7 @@ struct SofthcaQp {
     uint32_t pdn;
     uint32_t send_cqn;
     uint32_t recv_cqn;
+    uint32_t srqn;              /* 0: its own RQ */
     SofthcaWq sq;
     SofthcaWq rq;
     bool sq_record;             /* a struct shca_sq_record follows the SQ */
@@ -110,6 +122,14 @@ uint32_t softhca_mr_key(const SofthcaState *s, const SofthcaMr *mr);
 bool softhca_qp_sq_record_poll(SofthcaState *s, SofthcaQp *qp);
 bool softhca_qp_sq_polling(SofthcaState *s, SofthcaQp *qp, bool busy);
 
+/* Strides of receive WQEs, and of all WQEs at most (spec §13.2). */
+#define SOFTHCA_RQ_SHIFT_MIN    4
+#define SOFTHCA_WQE_SHIFT_MAX   9
+
+/* Check a work queue's geometry and take its buffer, record bytes more. */
+uint8_t softhca_wq_init(SofthcaState *s, SofthcaWq *wq,
+                        const struct shca_buf_desc *desc, uint8_t log_size,
+                        uint8_t wqe_shift, uint8_t shift_min, size_t record);
 /* Read the WQE in slot (index mod size) of wq; false if not readable. */
 bool softhca_wq_read(SofthcaState *s, const SofthcaWq *wq, uint16_t index,
                      void *wqe, size_t len);
@@ -161,6 +181,15 @@ uint8_t softhca_mr_local_op(SofthcaState *s, SofthcaQp *qp,
 /* The valid fast-registration MR of PD pdn that key names, or NULL. */
 SofthcaMr *softhca_mr_fast_valid(SofthcaState *s, uint32_t pdn, uint32_t key);
 void softhca_mr_invalidate(SofthcaState *s, SofthcaMr *mr);
+
+/* softhca-srq.c: shared receive queues (spec §13.5) */
+SofthcaSrq *softhca_srq_get(SofthcaState *s, uint32_t srqn);
+/* The queue a QP takes receive WQEs from: its SRQ's ring or its RQ. */
+SofthcaWq *softhca_qp_recv_wq(SofthcaState *s, SofthcaQp *qp);
+/* After a QP took a WQE from its SRQ: the record, the limit event. */
+void softhca_srq_taken(SofthcaState *s, SofthcaQp *qp);
+/* A QP entered ERR: with an SRQ it reports its last WQE reached. */
+void softhca_srq_qp_error(SofthcaState *s, SofthcaQp *qp);
 
 /* softhca-mcast.c: multicast groups (spec §17.3) */
 uint8_t softhca_mcast_attach(SofthcaState *s, const struct shca_aq_mcast *c);

@@ -34,7 +34,8 @@ static void softhca_disable(SofthcaState *s)
 {
     softhca_admin_reset(s);
     softhca_mcast_reset(s);
-    softhca_qp_reset(s);        /* QPs first: they hold CQs */
+    softhca_qp_reset(s);        /* QPs first: they hold CQs and SRQs */
+    softhca_srq_reset(s);
     softhca_cq_reset(s);
     softhca_mr_reset(s);
     softhca_eq_reset(s);
@@ -96,7 +97,7 @@ static uint32_t softhca_reg_value(SofthcaState *s, hwaddr addr, bool *known)
     case SHCA_REG_CAPS:
         return SOFTHCA_CAPS |
                (s->caps_qp ? SHCA_CAP_QP | SHCA_CAP_SQ_RECORD |
-                             SHCA_CAP_LOOPBACK : 0) |
+                             SHCA_CAP_LOOPBACK | SHCA_CAP_SRQ : 0) |
                (softhca_has_dgram(s) ? SHCA_CAP_DGRAM : 0);
     case SHCA_REG_NUM_VECTORS:
         return s->vectors;
@@ -145,6 +146,10 @@ static uint32_t softhca_reg_value(SofthcaState *s, hwaddr addr, bool *known)
         return softhca_has_dgram(s) ? SOFTHCA_MAX_MCAST_QP_ATTACH : 0;
     case SHCA_REG_MAX_FAST_REG_PAGES:
         return softhca_has_dgram(s) ? SOFTHCA_MAX_FAST_REG_PAGES : 0;
+    case SHCA_REG_MAX_SRQ:
+        return s->caps_qp ? SOFTHCA_MAX_SRQ : 0;
+    case SHCA_REG_MAX_SRQ_WR:
+        return s->caps_qp ? SOFTHCA_MAX_SRQ_WR : 0;
     case SHCA_REG_CTRL:
         return s->ctrl;
     case SHCA_REG_STATUS:
@@ -422,6 +427,9 @@ static void softhca_db_write(void *opaque, hwaddr addr, uint64_t data,
         break;
     case SHCA_DB_CQ:
         softhca_cq_doorbell(s, page, data);
+        break;
+    case SHCA_DB_SRQ:
+        softhca_srq_doorbell(s, page, data);
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "softhca: write to page %u offset "

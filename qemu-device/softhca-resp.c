@@ -40,7 +40,8 @@ void softhca_resp_recv_done(SofthcaState *s, SofthcaQp *qp,
 
     cqe->wr_id = cpu_to_le64(tp->recv_wr_id);
     cqe->wqe_index = cpu_to_le16(tp->recv_index &
-                                 ((1u << qp->rq.log_size) - 1));
+                                 ((1u << softhca_qp_recv_wq(s, qp)->log_size) -
+                                  1));
     tp->have_recv = false;
     softhca_tp_cqe(s, qp, qp->recv_cqn, cqe, solicited);
 }
@@ -64,7 +65,8 @@ static void softhca_resp_recv_cqe(SofthcaState *s, SofthcaQp *qp,
 SofthcaRespResult softhca_resp_take_recv(SofthcaState *s, SofthcaQp *qp)
 {
     SofthcaQpTransport *tp = &qp->tp;
-    uint32_t stride = 1u << qp->rq.wqe_shift;
+    SofthcaWq *rq = softhca_qp_recv_wq(s, qp);
+    uint32_t stride = 1u << rq->wqe_shift;
     uint8_t raw[SOFTHCA_RECV_WQE_MAX];
     struct shca_recv_wqe w;
     bool ok;
@@ -72,13 +74,14 @@ SofthcaRespResult softhca_resp_take_recv(SofthcaState *s, SofthcaQp *qp)
     if (tp->have_recv) {
         return SOFTHCA_RESP_DONE;
     }
-    if (qp->rq.ci == qp->rq.pi || stride > sizeof(raw)) {
+    if (rq->ci == rq->pi || stride > sizeof(raw)) {
         return SOFTHCA_RESP_RNR;
     }
-    ok = softhca_wq_read(s, &qp->rq, qp->rq.ci, raw, stride);
+    ok = softhca_wq_read(s, rq, rq->ci, raw, stride);
     memcpy(&w, raw, sizeof(w));
     tp->have_recv = true;
-    tp->recv_index = qp->rq.ci++;
+    tp->recv_index = rq->ci++;
+    softhca_srq_taken(s, qp);
     tp->recv_wr_id = ok ? le64_to_cpu(w.wr_id) : 0;
     tp->recv_off = 0;
     if (!ok || w.num_sge > SOFTHCA_MAX_SGE ||

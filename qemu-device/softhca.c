@@ -103,6 +103,7 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
     s->cqs = g_new0(SofthcaCq, SOFTHCA_MAX_CQ);
     s->qps = g_new0(SofthcaQp, SOFTHCA_QP_TABLE);
     s->mrs = g_new0(SofthcaMr, SOFTHCA_MR_TABLE);
+    s->srqs = g_new0(SofthcaSrq, SOFTHCA_MAX_SRQ + 1);
     softhca_fault_init(s);
     softhca_loopback_init(s);
 
@@ -128,6 +129,7 @@ static void softhca_exit(PCIDevice *pdev)
     g_free(s->cqs);
     g_free(s->qps);
     g_free(s->mrs);
+    g_free(s->srqs);
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
 }

@@ -47,6 +47,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(SofthcaState, SOFTHCA)
 #define SOFTHCA_MAX_MCAST_GRP   64
 #define SOFTHCA_MAX_MCAST_QP_ATTACH 8
 #define SOFTHCA_MAX_FAST_REG_PAGES 512
+#define SOFTHCA_MAX_SRQ         1024    /* srqns 1..MAX_SRQ */
+#define SOFTHCA_MAX_SRQ_WR      4096
 #define SOFTHCA_QPN_GSI         1
 #define SOFTHCA_QPN_FIRST       2
 #define SOFTHCA_QP_TABLE        (SOFTHCA_QPN_FIRST + SOFTHCA_MAX_QP)
@@ -61,6 +63,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(SofthcaState, SOFTHCA)
 typedef struct SofthcaCq SofthcaCq;
 typedef struct SofthcaQp SofthcaQp;
 typedef struct SofthcaMr SofthcaMr;
+typedef struct SofthcaSrq SofthcaSrq;
 
 /* A guest buffer made of equal pages, checked once when it is described. */
 typedef struct SofthcaBuf {
@@ -166,6 +169,7 @@ struct SofthcaState {
     SofthcaCq *cqs;             /* SOFTHCA_MAX_CQ, by cqn */
     SofthcaQp *qps;             /* SOFTHCA_QP_TABLE, by qpn */
     SofthcaMr *mrs;             /* SOFTHCA_MR_TABLE, by key >> 8 */
+    SofthcaSrq *srqs;           /* SOFTHCA_MAX_SRQ + 1, by srqn */
     uint64_t mr_pages;          /* page addresses held by all MRs */
     SofthcaMcastGroup mcast[SOFTHCA_MAX_MCAST_GRP];
     bool cq_overrun_sweep;      /* moving the QPs of overrun CQs to ERR */
@@ -255,6 +259,14 @@ uint8_t softhca_mr_reg(SofthcaState *s, const struct shca_aq_reg_mr *c,
 uint8_t softhca_mr_dereg(SofthcaState *s, uint32_t key);
 void softhca_mr_reset(SofthcaState *s);
 void softhca_mcast_reset(SofthcaState *s);
+uint8_t softhca_srq_create(SofthcaState *s, const struct shca_aq_create_srq *c,
+                           uint32_t *srqn);
+uint8_t softhca_srq_modify(SofthcaState *s,
+                           const struct shca_aq_modify_srq *c);
+uint8_t softhca_srq_query(SofthcaState *s, uint32_t srqn, uint32_t *limit);
+uint8_t softhca_srq_destroy(SofthcaState *s, uint32_t srqn);
+void softhca_srq_doorbell(SofthcaState *s, uint32_t uctx, uint32_t val);
+void softhca_srq_reset(SofthcaState *s);
 
 /* softhca-nic.c */
 extern NetClientInfo softhca_net_info;

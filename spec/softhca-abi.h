@@ -65,6 +65,33 @@ struct softhca_ibv_create_qp_resp {
 	__u32 qpn;
 };
 
+/*
+ * create_srq (CAPS.SRQ): the ring of 2^log_size receive WQEs of
+ * 2^wqe_shift bytes, then the struct shca_srq_record the device writes.
+ */
+struct softhca_ibv_create_srq {
+	__u32 comp_mask;
+	__u8 log_size;
+	__u8 wqe_shift;
+	__u8 reserved[2];
+	__aligned_u64 buf_addr;
+	__aligned_u64 buf_size;
+};
+
+struct softhca_ibv_create_srq_resp {
+	__u32 comp_mask;
+	__u32 srqn;
+};
+
+/* modify_srq with IB_SRQ_MAX_WR: the new ring, same stride (else all 0) */
+struct softhca_ibv_modify_srq {
+	__u32 comp_mask;
+	__u8 log_size;
+	__u8 reserved[3];
+	__aligned_u64 buf_addr;
+	__aligned_u64 buf_size;
+};
+
 /* create_ah (CAPS.DGRAM): the destination MAC the kernel resolved */
 struct softhca_ibv_create_ah_resp {
 	__u32 comp_mask;

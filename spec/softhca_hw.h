@@ -72,6 +72,8 @@ enum shca_reg {
 	SHCA_REG_MAX_MCAST_GRP		= 0x05c,
 	SHCA_REG_MAX_MCAST_QP_ATTACH	= 0x060,
 	SHCA_REG_MAX_FAST_REG_PAGES	= 0x064,
+	SHCA_REG_MAX_SRQ		= 0x068,	/* CAPS.SRQ */
+	SHCA_REG_MAX_SRQ_WR		= 0x06c,
 	/* control and status */
 	SHCA_REG_CTRL			= 0x100,	/* RW */
 	SHCA_REG_STATUS			= 0x104,	/* RO */
@@ -118,6 +120,7 @@ enum shca_reg {
 #define SHCA_CAP_DGRAM			(1u << 4)	/* UD, GSI, mcast, fast reg */
 #define SHCA_CAP_SQ_RECORD		(1u << 5)	/* spec §14 */
 #define SHCA_CAP_LOOPBACK		(1u << 6)	/* spec §7.1 */
+#define SHCA_CAP_SRQ			(1u << 7)	/* spec §13.5 */
 
 /* CTRL */
 #define SHCA_CTRL_EN			(1u << 0)
@@ -211,6 +214,11 @@ enum shca_aq_opcode {
 	/* CAPS.DGRAM (spec §17) */
 	SHCA_AQ_ATTACH_MCAST		= 0x11,
 	SHCA_AQ_DETACH_MCAST		= 0x12,
+	/* CAPS.SRQ (spec §13.5) */
+	SHCA_AQ_CREATE_SRQ		= 0x13,
+	SHCA_AQ_MODIFY_SRQ		= 0x14,
+	SHCA_AQ_QUERY_SRQ		= 0x15,	/* struct shca_aq_handle */
+	SHCA_AQ_DESTROY_SRQ		= 0x16,	/* struct shca_aq_handle */
 };
 
 enum shca_aq_status {
@@ -272,13 +280,43 @@ struct shca_aq_create_qp {
 	uint8_t rq_log_size;
 	uint8_t rq_wqe_shift;
 	uint8_t flags;		/* SHCA_QP_F_* */
-	uint8_t rsvd[2];
+	shca_le16 srqn;		/* with SHCA_QP_F_SRQ */
 	struct shca_buf_desc sq;
 	struct shca_buf_desc rq;
 };
 
 /* The SQ buffer holds a struct shca_sq_record after the ring (§14). */
 #define SHCA_QP_F_SQ_RECORD		(1u << 0)
+/* The QP receives through the SRQ srqn and has no RQ (§13.5). */
+#define SHCA_QP_F_SRQ			(1u << 1)
+
+struct shca_aq_create_srq {
+	shca_le32 uctx;
+	shca_le32 pdn;
+	shca_le32 srq_limit;
+	uint8_t log_size;	/* 2^log_size WQEs */
+	uint8_t wqe_shift;	/* WQE stride, 2^shift bytes */
+	uint8_t rsvd[2];
+	struct shca_buf_desc buf;	/* the ring, then struct shca_srq_record */
+};
+
+#define SHCA_SRQ_ATTR_LIMIT		(1u << 0)
+#define SHCA_SRQ_ATTR_MAX_WR		(1u << 1)
+
+struct shca_aq_modify_srq {
+	shca_le32 srqn;
+	shca_le32 attr_mask;	/* SHCA_SRQ_ATTR_* */
+	shca_le32 srq_limit;	/* LIMIT */
+	uint8_t log_size;	/* MAX_WR: the new ring, same stride */
+	uint8_t rsvd[3];
+	struct shca_buf_desc buf;	/* MAX_WR */
+};
+
+/* Written by the device after an SRQ's ring (§13.5). */
+struct shca_srq_record {
+	shca_le32 ci;		/* WQEs taken, free-running */
+	shca_le32 rsvd;
+};
 
 /* MODIFY_QP and QUERY_QP move a struct shca_qp_attr through guest memory. */
 struct shca_aq_qp_attr {
@@ -417,6 +455,8 @@ struct shca_aq_entry {
 		struct shca_aq_reg_mr reg_mr;
 		struct shca_aq_query_stats query_stats;
 		struct shca_aq_mcast mcast;
+		struct shca_aq_create_srq create_srq;
+		struct shca_aq_modify_srq modify_srq;
 		uint8_t raw[SHCA_AQ_PAYLOAD_SIZE];
 	};
 };
@@ -439,6 +479,8 @@ enum shca_eqe_type {
 	SHCA_EQE_QP_ACCESS_ERR		= 0x06,	/* obj = qpn */
 	SHCA_EQE_COMM_EST		= 0x07,	/* obj = qpn */
 	SHCA_EQE_SQ_DRAINED		= 0x08,	/* obj = qpn */
+	SHCA_EQE_SRQ_LIMIT		= 0x09,	/* obj = srqn (CAPS.SRQ) */
+	SHCA_EQE_QP_LAST_WQE		= 0x0a,	/* obj = qpn (CAPS.SRQ) */
 };
 
 struct shca_eqe {
@@ -481,6 +523,7 @@ struct shca_nic_rxd {
 #define SHCA_DB_SQ			0x000	/* (pi << 16) | qpn */
 #define SHCA_DB_RQ			0x004	/* (pi << 16) | qpn */
 #define SHCA_DB_CQ			0x008	/* cqn | SHCA_DB_CQ_ARM* */
+#define SHCA_DB_SRQ			0x00c	/* (pi << 16) | srqn */
 #define SHCA_DB_CQ_ARM			(1u << 31)
 #define SHCA_DB_CQ_SOLICITED		(1u << 30)	/* with ARM */
 #define SHCA_DB_QN_MASK			0xffffu
@@ -644,6 +687,9 @@ _Static_assert(sizeof(struct shca_recv_wqe) == 16, "shca_recv_wqe");
 _Static_assert(sizeof(struct shca_cqe) == SHCA_CQE_SIZE, "shca_cqe");
 _Static_assert(sizeof(struct shca_cq_record) == 8, "shca_cq_record");
 _Static_assert(sizeof(struct shca_sq_record) == 8, "shca_sq_record");
+_Static_assert(sizeof(struct shca_srq_record) == 8, "shca_srq_record");
+_Static_assert(sizeof(struct shca_aq_create_srq) == 32, "shca_aq_create_srq");
+_Static_assert(sizeof(struct shca_aq_modify_srq) == 32, "shca_aq_modify_srq");
 _Static_assert(sizeof(struct shca_aq_entry) == SHCA_AQ_ENTRY_SIZE,
 	       "shca_aq_entry");
 _Static_assert(sizeof(struct shca_acq_entry) == 16, "shca_acq_entry");

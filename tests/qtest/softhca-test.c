@@ -1129,7 +1129,7 @@ static void test_qp_create_checks(void)
     cmd.create_qp.rq_log_size = 2;      /* no RQ buffer, but a size */
     g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
     rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, rq);
-    cmd.create_qp.rsvd[1] = 1;
+    cmd.create_qp.srqn = cpu_to_le16(1);  /* an srqn without flag SRQ */
     g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
 
     /* QPNs from 2; GSI is QP 1, once; a QP may have no RQ */
@@ -1845,9 +1845,12 @@ static uint32_t loop_sq_size(const Loop *l)
     return 1u << (12 - l->sq_shift);
 }
 
-/* With SHCA_QP_F_SQ_RECORD in flags, the record is the SQ's second page. */
-static void loop_start_flags(Rdma *r, Loop *l, uint8_t type, uint8_t sq_shift,
-                             uint8_t flags)
+/*
+ * With SHCA_QP_F_SQ_RECORD in flags, the record is the SQ's second page;
+ * with SHCA_QP_F_SRQ the QP receives through SRQ srqn and has no RQ.
+ */
+static void loop_create(Rdma *r, Loop *l, uint8_t type, uint8_t sq_shift,
+                        uint8_t flags, uint32_t srqn)
 {
     struct shca_aq_entry cmd;
 
@@ -1860,11 +1863,13 @@ static void loop_start_flags(Rdma *r, Loop *l, uint8_t type, uint8_t sq_shift,
     l->rcq = rdma_cq(r, 0, LOOP_CQ_LOG, &l->rcqbuf);
     l->sq = guest_alloc(&r->h.alloc, flags ? 8192 : 4096);
     l->rq = guest_alloc(&r->h.alloc, 4096);
-    rdma_qp_cmd(r, &cmd, 0, type, l->scq, l->rcq, l->sq, l->rq);
+    rdma_qp_cmd(r, &cmd, 0, type, l->scq, l->rcq, l->sq,
+                flags & SHCA_QP_F_SRQ ? 0 : l->rq);
     cmd.create_qp.sq_log_size = 12 - sq_shift;
     cmd.create_qp.sq_wqe_shift = sq_shift;
     cmd.create_qp.flags = flags;
-    if (flags) {
+    cmd.create_qp.srqn = cpu_to_le16(srqn);
+    if (flags & SHCA_QP_F_SQ_RECORD) {
         buf_direct(&cmd.create_qp.sq, l->sq, 2);
     }
     g_assert_cmpuint(hca_cmd(&r->h, &cmd, &l->qpn), ==, SHCA_AQ_OK);
@@ -1876,7 +1881,7 @@ static void loop_start_flags(Rdma *r, Loop *l, uint8_t type, uint8_t sq_shift,
 
 static void loop_start(Rdma *r, Loop *l, uint8_t type, uint8_t sq_shift)
 {
-    loop_start_flags(r, l, type, sq_shift, 0);
+    loop_create(r, l, type, sq_shift, 0, 0);
 }
 
 /* The NIC function with two RX buffers, for tests that use its rings. */
@@ -2379,7 +2384,7 @@ static void test_rc_sq_record(void)
     rdma_start_with(&r, netdev);
     g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_SQ_RECORD, ==,
                     SHCA_CAP_SQ_RECORD);
-    loop_start_flags(&r, &l, SHCA_QPT_RC, 7, SHCA_QP_F_SQ_RECORD);
+    loop_create(&r, &l, SHCA_QPT_RC, 7, SHCA_QP_F_SQ_RECORD, 0);
     /* the ring fills the buffer: no room for the record */
     rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, l.scq, l.rcq,
                 guest_alloc(&r.h.alloc, 4096), 0);
@@ -3339,6 +3344,317 @@ static void test_port_loopback_full(void)
     hca_stop(&r.h);
 }
 
+/* --- shared receive queues (spec §13.5) ---------------------------------- */
+
+#define SRQ_LOG     3           /* 8 WQEs */
+#define SRQ_SHIFT   5           /* a receive WQE and one SGE */
+
+typedef struct Srq {
+    uint32_t srqn;
+    uint64_t buf;               /* the ring, then the record */
+    uint8_t log_size;
+    uint16_t pi;
+} Srq;
+
+static uint8_t srq_create_cmd(Rdma *r, uint32_t uctx, uint32_t pdn,
+                              uint8_t log_size, uint32_t limit, uint64_t buf,
+                              uint32_t npages, uint32_t *srqn)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_CREATE_SRQ };
+
+    cmd.create_srq.uctx = cpu_to_le32(uctx);
+    cmd.create_srq.pdn = cpu_to_le32(pdn);
+    cmd.create_srq.srq_limit = cpu_to_le32(limit);
+    cmd.create_srq.log_size = log_size;
+    cmd.create_srq.wqe_shift = SRQ_SHIFT;
+    buf_direct(&cmd.create_srq.buf, buf, npages);
+    return hca_cmd(&r->h, &cmd, srqn);
+}
+
+/* An SRQ of the kernel's PD in a fresh page, armed at limit. */
+static void srq_start(Rdma *r, Srq *q, uint32_t limit)
+{
+    memset(q, 0, sizeof(*q));
+    q->buf = guest_alloc(&r->h.alloc, 4096);
+    q->log_size = SRQ_LOG;
+    qtest_memset(r->h.qts, q->buf, 0, 4096);
+    g_assert_cmpuint(srq_create_cmd(r, 0, r->pd, SRQ_LOG, limit, q->buf, 1,
+                                    &q->srqn), ==, SHCA_AQ_OK);
+}
+
+/* Post one receive WQE (one SGE of len bytes at addr) and ring for it. */
+static void srq_post(Rdma *r, Srq *q, uint64_t wr_id, uint64_t addr,
+                     uint32_t len, uint32_t key)
+{
+    struct shca_recv_wqe w = { .wr_id = cpu_to_le64(wr_id), .num_sge = 1 };
+    struct shca_sge sge = {
+        .addr = cpu_to_le64(addr),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(key),
+    };
+    uint64_t slot = q->buf + ((uint64_t)(q->pi & ((1u << q->log_size) - 1))
+                              << SRQ_SHIFT);
+
+    qtest_memwrite(r->h.qts, slot, &w, sizeof(w));
+    qtest_memwrite(r->h.qts, slot + sizeof(w), &sge, sizeof(sge));
+    q->pi++;
+    rdma_db(r, 0, SHCA_DB_SRQ, (uint32_t)q->pi << 16 | q->srqn);
+}
+
+/* The device's consumer count in the record behind the ring. */
+static uint32_t srq_record_ci(Rdma *r, Srq *q)
+{
+    return qtest_readl(r->h.qts, q->buf + ((1u << q->log_size) << SRQ_SHIFT));
+}
+
+static uint8_t srq_modify(Rdma *r, Srq *q, uint32_t mask, uint32_t limit,
+                          uint8_t log_size, uint64_t buf, uint32_t npages)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_MODIFY_SRQ };
+
+    cmd.modify_srq.srqn = cpu_to_le32(q->srqn);
+    cmd.modify_srq.attr_mask = cpu_to_le32(mask);
+    cmd.modify_srq.srq_limit = cpu_to_le32(limit);
+    if (mask & SHCA_SRQ_ATTR_MAX_WR) {
+        cmd.modify_srq.log_size = log_size;
+        buf_direct(&cmd.modify_srq.buf, buf, npages);
+    }
+    return hca_cmd(&r->h, &cmd, NULL);
+}
+
+/*
+ * Malformed SRQ commands and QPs that name SRQs badly are refused and
+ * change nothing; a bad SRQ doorbell is ignored.
+ */
+static void test_srq_checks(void)
+{
+    struct shca_aq_entry cmd;
+    uint64_t buf, sq, cqbuf;
+    uint32_t cq, uctx, upd, srqn, qpn, limit;
+    Rdma r;
+    Srq q;
+
+    rdma_start(&r);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_SRQ, ==, SHCA_CAP_SRQ);
+    g_assert_cmpuint(rd(&r.h, SHCA_REG_MAX_SRQ), ==, 1024);
+    g_assert_cmpuint(rd(&r.h, SHCA_REG_MAX_SRQ_WR), ==, 4096);
+    buf = guest_alloc(&r.h.alloc, 4096);
+    sq = guest_alloc(&r.h.alloc, 4096);
+    cq = rdma_cq(&r, 0, LOOP_CQ_LOG, &cqbuf);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_UCTX, 0, &uctx), ==,
+                     SHCA_AQ_OK);
+    upd = rdma_user_pd(&r, uctx);
+
+    g_assert_cmpuint(srq_create_cmd(&r, 0, 99, SRQ_LOG, 0, buf, 1, &srqn), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(srq_create_cmd(&r, 77, r.pd, SRQ_LOG, 0, buf, 1, &srqn),
+                     ==, SHCA_AQ_BAD_HANDLE);
+    /* a PD of another context */
+    g_assert_cmpuint(srq_create_cmd(&r, 0, upd, SRQ_LOG, 0, buf, 1, &srqn), ==,
+                     SHCA_AQ_BAD_PARAM);
+    /* 8192 WQEs > MAX_SRQ_WR; a limit of the whole ring */
+    g_assert_cmpuint(srq_create_cmd(&r, 0, r.pd, 13, 0, buf, 64, &srqn), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srq_create_cmd(&r, 0, r.pd, SRQ_LOG, 8, buf, 1, &srqn),
+                     ==, SHCA_AQ_BAD_PARAM);
+    /* 128 WQEs of 32 bytes and the record do not fit in one page */
+    g_assert_cmpuint(srq_create_cmd(&r, 0, r.pd, 7, 0, buf, 1, &srqn), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srq_create_cmd(&r, 0, r.pd, SRQ_LOG, 0, RAM_TOP, 1,
+                                    &srqn), ==, SHCA_AQ_BAD_ADDR);
+
+    srq_start(&r, &q, 0);
+    g_assert_cmpuint(q.srqn, ==, 1);
+    /* QPs: a missing SRQ, one and an RQ, a GSI QP, another PD's SRQ */
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, 0);
+    cmd.create_qp.flags = SHCA_QP_F_SRQ;
+    cmd.create_qp.srqn = cpu_to_le16(5);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_HANDLE);
+    cmd.create_qp.srqn = cpu_to_le16(0);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_HANDLE);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, buf);
+    cmd.create_qp.flags = SHCA_QP_F_SRQ;
+    cmd.create_qp.srqn = cpu_to_le16(q.srqn);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_GSI, cq, cq, sq, 0);
+    cmd.create_qp.flags = SHCA_QP_F_SRQ;
+    cmd.create_qp.srqn = cpu_to_le16(q.srqn);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, 0);
+    cmd.create_qp.pdn = cpu_to_le32(rdma_user_pd(&r, 0));
+    cmd.create_qp.flags = SHCA_QP_F_SRQ;
+    cmd.create_qp.srqn = cpu_to_le16(q.srqn);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+
+    /* a QP that uses the SRQ keeps it, and its PD, from being destroyed */
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_UD, cq, cq, sq, 0);
+    cmd.create_qp.flags = SHCA_QP_F_SRQ;
+    cmd.create_qp.srqn = cpu_to_le16(q.srqn);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_SRQ, q.srqn, NULL), ==,
+                     SHCA_AQ_BUSY);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, qpn, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_PD, r.pd, NULL), ==,
+                     SHCA_AQ_BUSY);
+
+    /* MODIFY_SRQ: no mask, an unknown bit, a limit of the ring, a bad ring */
+    g_assert_cmpuint(srq_modify(&r, &q, 0, 0, 0, 0, 0), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srq_modify(&r, &q, 4, 0, 0, 0, 0), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srq_modify(&r, &q, SHCA_SRQ_ATTR_LIMIT, 8, 0, 0, 0), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srq_modify(&r, &q, SHCA_SRQ_ATTR_MAX_WR, 0, 7, buf, 1),
+                     ==, SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(srq_modify(&r, &q, SHCA_SRQ_ATTR_LIMIT, 5, 0, 0, 0), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_QUERY_SRQ, q.srqn, &limit), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(limit, ==, 5);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_QUERY_SRQ, 9, &limit), ==,
+                     SHCA_AQ_BAD_HANDLE);
+
+    /* doorbells past the ring, of another page, of no SRQ: ignored */
+    rdma_db(&r, 0, SHCA_DB_SRQ, 9 << 16 | q.srqn);
+    rdma_db(&r, uctx, SHCA_DB_SRQ, 1 << 16 | q.srqn);
+    rdma_db(&r, 0, SHCA_DB_SRQ, 1 << 16 | 77);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    g_assert_cmpuint(srq_record_ci(&r, &q), ==, 0);
+
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_SRQ, q.srqn, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_SRQ, q.srqn, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    hca_stop(&r.h);
+}
+
+static void check_srq_recv(struct shca_cqe cqe, uint64_t wr_id, uint16_t slot,
+                           uint32_t len, uint32_t qpn)
+{
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmphex(cqe.opcode, ==, SHCA_CQE_OP_RECV);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, wr_id);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, slot);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, len);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qpn);
+}
+
+/*
+ * An RC QP receives through an SRQ: each SEND takes the next WQE, the
+ * record gives the slots back, the limit event fires once, a resized SRQ
+ * keeps its WQEs, and ERR reports the last WQE reached.
+ */
+static void test_srq_rc(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    uint64_t tx, rx, ring;
+    struct shca_eqe eqe;
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_ERR);
+    uint32_t limit;
+    Rdma r;
+    Loop l;
+    Srq q;
+
+    rdma_start_with(&r, netdev);
+    srq_start(&r, &q, 2);
+    loop_create(&r, &l, SHCA_QPT_RC, 7, SHCA_QP_F_SRQ, q.srqn);
+    loop_connect(&r, &l, false);
+    tx = guest_alloc(&r.h.alloc, 4096);
+    rx = guest_alloc(&r.h.alloc, 4096);
+    qtest_memwrite(r.h.qts, tx, "shared receive queue", 20);
+    for (int i = 0; i < 3; i++) {
+        srq_post(&r, &q, 0x500 + i, rx + i * 256, 256, l.key);
+    }
+
+    /* two SENDs take WQEs 0 and 1: one WQE left < limit 2, the event */
+    for (uint16_t i = 0; i < 2; i++) {
+        loop_send(&r, &l, i, 0x900 + i, tx, 20, SHCA_WQE_SIGNALED);
+        rdma_db(&r, 0, SHCA_DB_SQ, (uint32_t)(i + 1) << 16 | l.qpn);
+        check_srq_recv(loop_recv_cqe(&r, &l), 0x500 + i, i, 20, l.qpn);
+        g_assert_cmpuint(loop_send_cqe(&r, &l).status, ==, SHCA_CQE_SUCCESS);
+    }
+    g_assert_cmpuint(srq_record_ci(&r, &q), ==, 2);
+    eqe = rdma_eqe(&r, r.eq0, 0);
+    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_SRQ_LIMIT);
+    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, q.srqn);
+    g_assert_cmpuint(rdma_eqe(&r, r.eq0, 1).type, ==, 0);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_QUERY_SRQ, q.srqn, &limit), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(limit, ==, 0);
+
+    /* a ring of 16 in a new page: WQE 2 moves to slot 2 of it */
+    ring = guest_alloc(&r.h.alloc, 4096);
+    qtest_memset(r.h.qts, ring, 0, 4096);
+    g_assert_cmpuint(srq_modify(&r, &q, SHCA_SRQ_ATTR_MAX_WR, 0, 4, ring, 1),
+                     ==, SHCA_AQ_OK);
+    qtest_memset(r.h.qts, q.buf, 0, 4096);      /* the old ring is dead */
+    q.buf = ring;
+    q.log_size = 4;
+    g_assert_cmpuint(srq_record_ci(&r, &q), ==, 2);
+    loop_send(&r, &l, 2, 0x902, tx, 20, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 3 << 16 | l.qpn);
+    check_srq_recv(loop_recv_cqe(&r, &l), 0x502, 2, 20, l.qpn);
+    g_assert_cmpuint(loop_send_cqe(&r, &l).status, ==, SHCA_CQE_SUCCESS);
+    /* a ring over MAX_SRQ_WR is refused */
+    g_assert_cmpuint(srq_modify(&r, &q, SHCA_SRQ_ATTR_MAX_WR, 0, 14, ring, 1),
+                     ==, SHCA_AQ_BAD_PARAM);
+
+    /* ERR: the QP's last WQE reached; the SRQ's WQEs stay posted */
+    srq_post(&r, &q, 0x503, rx, 256, l.key);
+    g_assert_cmpuint(rdma_modify(&r, l.qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    eqe = rdma_eqe(&r, r.eq0, 1);
+    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_QP_LAST_WQE);
+    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, l.qpn);
+    g_assert_cmpuint(srq_record_ci(&r, &q), ==, 3);
+    g_assert(!loop_cqe_ready(&r, l.rcqbuf, l.rcq_n));
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/* A UD QP takes its receive WQEs from an SRQ too. */
+static void test_srq_ud(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    struct shca_aq_entry cmd;
+    struct shca_qp_attr a = { .state = SHCA_QPS_INIT,
+                              .qkey = cpu_to_le32(UD_QKEY) };
+    uint64_t tx, rx;
+    uint32_t key;
+    Rdma r;
+    Srq q;
+    Ud u, b;
+
+    rdma_start_with(&r, netdev);
+    key = ud_phys_key(&r);
+    srq_start(&r, &q, 0);
+    ud_start(&r, &u, SHCA_QPT_UD, UD_QKEY);
+    memset(&b, 0, sizeof(b));
+    b.scq = rdma_cq(&r, 0, LOOP_CQ_LOG, &b.scqbuf);
+    b.rcq = rdma_cq(&r, 0, LOOP_CQ_LOG, &b.rcqbuf);
+    b.sq = guest_alloc(&r.h.alloc, 4096);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_UD, b.scq, b.rcq, b.sq, 0);
+    cmd.create_qp.flags = SHCA_QP_F_SRQ;
+    cmd.create_qp.srqn = cpu_to_le16(q.srqn);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &b.qpn), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_modify(&r, b.qpn, SHCA_QP_ATTR_STATE |
+                                 SHCA_QP_ATTR_QKEY, &a), ==, SHCA_AQ_OK);
+    a.state = SHCA_QPS_RTR;
+    g_assert_cmpuint(rdma_modify(&r, b.qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+
+    tx = guest_alloc(&r.h.alloc, 4096);
+    rx = guest_alloc(&r.h.alloc, 4096);
+    qtest_memwrite(r.h.qts, tx, "datagram", 8);
+    srq_post(&r, &q, 0x600, rx, 1024, key);
+    ud_send_simple(&r, &u, 0, UD_IP, b.qpn, UD_QKEY, tx, 8, key);
+    check_srq_recv(loop_wait_cqe(&r, b.rcqbuf, b.rcq_n++), 0x600, 0, 40 + 8,
+                   b.qpn);
+    g_assert_cmpuint(srq_record_ci(&r, &q), ==, 1);
+    hca_stop(&r.h);
+}
+
 /* Fast registration (spec §18) on a loop RC QP of the kernel. */
 typedef union FastWqe {
     struct shca_send_wqe send;
@@ -3586,6 +3902,9 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/mcast/deliver", test_mcast_deliver);
     qtest_add_func("/softhca/port/loopback", test_port_loopback);
     qtest_add_func("/softhca/port/loopback-full", test_port_loopback_full);
+    qtest_add_func("/softhca/srq/checks", test_srq_checks);
+    qtest_add_func("/softhca/srq/rc", test_srq_rc);
+    qtest_add_func("/softhca/srq/ud", test_srq_ud);
     qtest_add_func("/softhca/mr/fast-reg", test_fast_reg);
     qtest_add_func("/softhca/fault/props", test_fault_props);
     qtest_add_func("/softhca/fault/nic-untouched", test_fault_nic_untouched);

@@ -1,7 +1,9 @@
 /*
  * Unit tests of the provider's queue geometry and entry formats
  * (guest-provider/softhca_queue.c) against the byte layouts of spec §13–§17,
- * read at fixed offsets rather than through the structs they check.
+ * read at fixed offsets rather than through the structs they check; and of
+ * the two ways to post sends, post_send and the ibv_wr_* API
+ * (softhca_post.c, softhca_qp_ex.c), on QPs without a kernel.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -9,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "softhca_queue.h"
+#include "softhca.h"
 #include "unit.h"
 
 static const struct softhca_limits lim = {
@@ -494,6 +496,396 @@ static void provider_wq_counts(void)
     CHECK_EQ(softhca_wq_doorbell(3, 0x10002), 0x00030002u);
 }
 
+/*
+ * A QP without a kernel: an SQ of 8 slots of 128 bytes, a context whose
+ * doorbell page is memory, the ibv_wr_* calls of send_ops.
+ */
+#define FAKE_QPN 5
+#define FAKE_SQ_LOG 3
+#define FAKE_SQ_SHIFT 7
+
+struct fake_qp {
+    struct softhca_context ctx;
+    uint32_t db[SHCA_DB_PAGE_SIZE / 4];
+    struct shca_sq_record record;
+    struct softhca_qp qp;
+    uint8_t ring[(1 << FAKE_SQ_LOG) << FAKE_SQ_SHIFT];
+};
+
+static struct ibv_qp_ex *fake_qp_init(struct fake_qp *f,
+                                      enum ibv_qp_type type,
+                                      uint64_t send_ops)
+{
+    struct ibv_qp_init_attr_ex attr = {
+        .qp_type = type, .comp_mask = IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+        .send_ops_flags = send_ops,
+    };
+    bool dgram = type == IBV_QPT_UD;
+
+    memset(f, 0, sizeof(*f));
+    memset(f->ring, 0xa5, sizeof(f->ring));
+    f->ctx.db = f->db;
+    f->qp.vqp.qp.context = &f->ctx.ibvctx.context;
+    f->qp.vqp.qp.qp_num = FAKE_QPN;
+    f->qp.vqp.qp.qp_type = type;
+    f->qp.vqp.qp.state = IBV_QPS_RTS;
+    f->qp.sq.buf.addr = f->ring;
+    f->qp.sq.buf.size = sizeof(f->ring);
+    f->qp.sq.shape = (struct softhca_wq_shape){ FAKE_SQ_LOG, FAKE_SQ_SHIFT };
+    /* what softhca_sq_shape() gives a 128-byte stride */
+    f->qp.sq.lim = (struct softhca_wqe_limits){
+        .max_sge = dgram ? 2 : 4, .max_inline = dgram ? 32 : 64,
+        .dgram = dgram,
+    };
+    pthread_spin_init(&f->qp.sq.lock, PTHREAD_PROCESS_PRIVATE);
+    CHECK_EQ(softhca_qp_ex_init(&f->qp, &attr), 0);
+    return &f->qp.vqp.qp_ex;
+}
+
+/* Post wr with post_send; 0 or its error, bad_wr checked. */
+static int fake_post(struct fake_qp *f, struct ibv_send_wr *wr)
+{
+    struct ibv_send_wr *bad = NULL;
+    int err = softhca_post_send(&f->qp.vqp.qp, wr, &bad);
+
+    CHECK(err ? bad != NULL : bad == NULL);
+    return err;
+}
+
+static void wr_begin(struct ibv_qp_ex *qx, uint64_t wr_id, unsigned int flags)
+{
+    qx->wr_id = wr_id;
+    qx->wr_flags = flags;
+}
+
+#define RC_ALL_OPS                                                      \
+    (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |               \
+     IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_RDMA_WRITE |         \
+     IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |    \
+     IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                                \
+     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+
+/* Every RC opcode: the same bytes in every slot, one doorbell for all. */
+static void provider_wr_same_wqes_rc(void)
+{
+    static struct fake_qp a, b;
+    struct ibv_qp_ex *qx;
+    char hello[] = "hello", world[] = " world";
+    struct ibv_sge sg[3] = {
+        { .addr = 0x1122334455667788ull, .length = 100, .lkey = 0x0101 },
+        { .addr = 0x1000, .length = 8, .lkey = 0x0202 },
+        { .addr = 0x2000, .length = 0, .lkey = 0x0303 },
+    };
+    struct ibv_sge inl[2] = {
+        { .addr = (uintptr_t)hello, .length = 5 },
+        { .addr = (uintptr_t)world, .length = 6 },
+    };
+    struct ibv_data_buf bufs[2] = { { hello, 5 }, { world, 6 } };
+    struct ibv_send_wr wr[8] = {
+        { .wr_id = 0x10, .sg_list = sg, .num_sge = 2,
+          .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
+        { .wr_id = 0x11, .sg_list = inl, .num_sge = 2,
+          .opcode = IBV_WR_SEND_WITH_IMM,
+          .send_flags = IBV_SEND_SOLICITED | IBV_SEND_INLINE,
+          .imm_data = htonl(0x11223344) },
+        { .wr_id = 0x12, .sg_list = &sg[1], .num_sge = 1,
+          .opcode = IBV_WR_SEND_WITH_INV, .send_flags = IBV_SEND_FENCE,
+          .invalidate_rkey = 0x12345678 },
+        { .wr_id = 0x13, .opcode = IBV_WR_RDMA_WRITE,
+          .wr.rdma = { .remote_addr = 0xabcdef00ull, .rkey = 0x4321 } },
+        { .wr_id = 0x14, .sg_list = &sg[2], .num_sge = 1,
+          .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+          .imm_data = htonl(0xa1b2c3d4),
+          .wr.rdma = { .remote_addr = 0x8000, .rkey = 0x99 } },
+        { .wr_id = 0x15, .sg_list = sg, .num_sge = 3,
+          .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+          .wr.rdma = { .remote_addr = 0x9000, .rkey = 0x98 } },
+        { .wr_id = 0x16, .sg_list = &sg[1], .num_sge = 1,
+          .opcode = IBV_WR_ATOMIC_CMP_AND_SWP,
+          .wr.atomic = { .remote_addr = 0x8008, .compare_add = 0x1111,
+                         .swap = 0x2222, .rkey = 0x97 } },
+        { .wr_id = 0x17, .sg_list = &sg[1], .num_sge = 1,
+          .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+          .wr.atomic = { .remote_addr = 0x8010, .compare_add = 3,
+                         .rkey = 0x96 } },
+    };
+
+    for (int i = 0; i < 7; i++) {
+        wr[i].next = &wr[i + 1];
+    }
+    fake_qp_init(&a, IBV_QPT_RC, RC_ALL_OPS);
+    CHECK_EQ(fake_post(&a, wr), 0);
+
+    qx = fake_qp_init(&b, IBV_QPT_RC, RC_ALL_OPS);
+    ibv_wr_start(qx);
+    wr_begin(qx, 0x10, IBV_SEND_SIGNALED);
+    ibv_wr_send(qx);
+    ibv_wr_set_sge_list(qx, 2, sg);
+    wr_begin(qx, 0x11, IBV_SEND_SOLICITED);     /* inline by the setter */
+    ibv_wr_send_imm(qx, htonl(0x11223344));
+    ibv_wr_set_inline_data_list(qx, 2, bufs);
+    wr_begin(qx, 0x12, IBV_SEND_FENCE);
+    ibv_wr_send_inv(qx, 0x12345678);
+    ibv_wr_set_sge(qx, sg[1].lkey, sg[1].addr, sg[1].length);
+    wr_begin(qx, 0x13, 0);
+    ibv_wr_rdma_write(qx, 0x4321, 0xabcdef00ull);
+    ibv_wr_set_sge_list(qx, 0, NULL);
+    wr_begin(qx, 0x14, 0);
+    ibv_wr_rdma_write_imm(qx, 0x99, 0x8000, htonl(0xa1b2c3d4));
+    ibv_wr_set_sge(qx, sg[2].lkey, sg[2].addr, 0);
+    wr_begin(qx, 0x15, IBV_SEND_SIGNALED);
+    ibv_wr_rdma_read(qx, 0x98, 0x9000);
+    ibv_wr_set_sge_list(qx, 3, sg);
+    wr_begin(qx, 0x16, 0);
+    ibv_wr_atomic_cmp_swp(qx, 0x97, 0x8008, 0x1111, 0x2222);
+    ibv_wr_set_sge(qx, sg[1].lkey, sg[1].addr, 8);
+    wr_begin(qx, 0x17, 0);
+    ibv_wr_atomic_fetch_add(qx, 0x96, 0x8010, 3);
+    ibv_wr_set_sge(qx, sg[1].lkey, sg[1].addr, 8);
+    CHECK_EQ(ibv_wr_complete(qx), 0);
+
+    CHECK(memcmp(a.ring, b.ring, sizeof(a.ring)) == 0);
+    CHECK_EQ(a.qp.sq.pi, 8);
+    CHECK_EQ(b.qp.sq.pi, 8);
+    CHECK_EQ(a.db[SHCA_DB_SQ / 4], softhca_wq_doorbell(8, FAKE_QPN));
+    CHECK_EQ(b.db[SHCA_DB_SQ / 4], softhca_wq_doorbell(8, FAKE_QPN));
+    /* spot checks that the bytes compared are the WQEs */
+    CHECK_EQ(b.ring[1 << FAKE_SQ_SHIFT | 9], SHCA_WQE_SOLICITED |
+                                             SHCA_WQE_INLINE);
+    CHECK(memcmp(b.ring + (1 << FAKE_SQ_SHIFT) + 64, "hello world", 11) ==
+          0);
+    CHECK_EQ(le(b.ring, 6 << FAKE_SQ_SHIFT | 40, 8), 0x2222);
+    CHECK_EQ(le(b.ring, 7 << FAKE_SQ_SHIFT | 32, 8), 3);
+}
+
+/* UD: the AV and destination, before or after the data. */
+static void provider_wr_same_wqes_ud(void)
+{
+    static struct fake_qp a, b;
+    struct ibv_ah_attr attr = {
+        .is_global = 1, .port_num = 1,
+        .grh = { .sgid_index = 1, .hop_limit = 1, .flow_label = 9 },
+    };
+    struct softhca_ah ah;
+    char msg[] = "datagram";
+    struct ibv_sge sg[2] = {
+        { .addr = 0x4000, .length = 1024, .lkey = 0x77 },
+        { .addr = 0x5000, .length = 16, .lkey = 0x78 },
+    };
+    struct ibv_sge inl = { .addr = (uintptr_t)msg, .length = sizeof(msg) };
+    struct ibv_send_wr wr[3] = {
+        { .wr_id = 1, .sg_list = sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+          .send_flags = IBV_SEND_SIGNALED,
+          .wr.ud = { .ah = &ah.ibvah, .remote_qpn = 0x123456,
+                     .remote_qkey = 0x11111111 } },
+        { .wr_id = 2, .sg_list = &inl, .num_sge = 1,
+          .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_INLINE,
+          .imm_data = htonl(7),
+          .wr.ud = { .ah = &ah.ibvah, .remote_qpn = 2,
+                     .remote_qkey = 0x80000000 } },
+        { .wr_id = 3, .sg_list = sg, .num_sge = 2, .opcode = IBV_WR_SEND,
+          .wr.ud = { .ah = &ah.ibvah, .remote_qpn = SHCA_MCAST_QPN,
+                     .remote_qkey = 0x22222222 } },
+    };
+    struct ibv_qp_ex *qx;
+    const uint64_t ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+
+    memcpy(attr.grh.dgid.raw, gid_v4, 16);
+    CHECK_EQ(softhca_av_init(&ah.av, &attr, mac2), 0);
+    wr[0].next = &wr[1];
+    wr[1].next = &wr[2];
+    fake_qp_init(&a, IBV_QPT_UD, ops);
+    CHECK_EQ(fake_post(&a, wr), 0);
+
+    qx = fake_qp_init(&b, IBV_QPT_UD, ops);
+    ibv_wr_start(qx);
+    wr_begin(qx, 1, IBV_SEND_SIGNALED);
+    ibv_wr_send(qx);
+    ibv_wr_set_ud_addr(qx, &ah.ibvah, 0x123456, 0x11111111);
+    ibv_wr_set_sge(qx, 0x77, 0x4000, 1024);
+    wr_begin(qx, 2, 0);
+    ibv_wr_send_imm(qx, htonl(7));
+    ibv_wr_set_inline_data(qx, msg, sizeof(msg));
+    ibv_wr_set_ud_addr(qx, &ah.ibvah, 2, 0x80000000);
+    wr_begin(qx, 3, 0);
+    ibv_wr_send(qx);
+    ibv_wr_set_sge_list(qx, 2, sg);
+    ibv_wr_set_ud_addr(qx, &ah.ibvah, SHCA_MCAST_QPN, 0x22222222);
+    CHECK_EQ(ibv_wr_complete(qx), 0);
+
+    CHECK(memcmp(a.ring, b.ring, sizeof(a.ring)) == 0);
+    CHECK_EQ(b.db[SHCA_DB_SQ / 4], softhca_wq_doorbell(3, FAKE_QPN));
+    CHECK(memcmp(b.ring + 64, gid_v4, 16) == 0);
+    CHECK(memcmp(b.ring + (1 << FAKE_SQ_SHIFT) + 96, msg, sizeof(msg)) == 0);
+
+    /* A datagram needs an AH and a 24-bit QPN. */
+    ibv_wr_start(qx);
+    ibv_wr_send(qx);
+    ibv_wr_set_ud_addr(qx, NULL, 2, 1);
+    ibv_wr_set_sge(qx, 0x77, 0x4000, 1);
+    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    ibv_wr_start(qx);
+    ibv_wr_send(qx);
+    ibv_wr_set_ud_addr(qx, &ah.ibvah, 0x1000000, 1);
+    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    CHECK_EQ(b.qp.sq.pi, 3);
+}
+
+/* Build one SEND with an SGE of length len in the open batch. */
+static void wr_send_one(struct ibv_qp_ex *qx, uint32_t len)
+{
+    wr_begin(qx, len, IBV_SEND_SIGNALED);
+    ibv_wr_send(qx);
+    ibv_wr_set_sge(qx, 1, 0x1000, len);
+}
+
+/* The batch: one doorbell at wr_complete, none for an abort or an error. */
+static void provider_wr_batch(void)
+{
+    static struct fake_qp f;
+    struct ibv_qp_ex *qx = fake_qp_init(&f, IBV_QPT_RC, RC_ALL_OPS);
+    uint32_t *sq_db = &f.db[SHCA_DB_SQ / 4];
+    struct ibv_sge sg[5] = { { 0 } };
+    char big[65] = { 0 };
+
+    ibv_wr_start(qx);
+    wr_send_one(qx, 1);
+    ibv_wr_abort(qx);
+    CHECK_EQ(f.qp.sq.pi, 0);
+    CHECK_EQ(*sq_db, 0);
+
+    ibv_wr_start(qx);
+    wr_send_one(qx, 2);
+    wr_send_one(qx, 3);
+    CHECK_EQ(*sq_db, 0);                /* nothing before wr_complete */
+    CHECK_EQ(ibv_wr_complete(qx), 0);
+    CHECK_EQ(f.qp.sq.pi, 2);
+    CHECK_EQ(*sq_db, softhca_wq_doorbell(2, FAKE_QPN));
+    CHECK_EQ(le(f.ring, 1 << FAKE_SQ_SHIFT | 72, 4), 3);
+
+    /* An error anywhere drops the whole batch, the good WQEs too. */
+    *sq_db = 0;
+    ibv_wr_start(qx);
+    wr_send_one(qx, 4);
+    ibv_wr_send(qx);
+    ibv_wr_set_sge_list(qx, 5, sg);     /* max_sge is 4 */
+    wr_send_one(qx, 5);
+    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    ibv_wr_start(qx);
+    ibv_wr_atomic_fetch_add(qx, 1, 0x8004, 1);  /* not 8-byte aligned */
+    ibv_wr_set_sge(qx, 1, 0x1000, 8);
+    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    ibv_wr_start(qx);
+    ibv_wr_atomic_cmp_swp(qx, 1, 0x8000, 1, 2);
+    ibv_wr_set_sge(qx, 1, 0x1000, 4);   /* the original value is 8 bytes */
+    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    ibv_wr_start(qx);
+    ibv_wr_rdma_read(qx, 1, 0x8000);
+    ibv_wr_set_inline_data(qx, big, 1); /* nothing to send */
+    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    ibv_wr_start(qx);
+    ibv_wr_send(qx);
+    ibv_wr_set_inline_data(qx, big, sizeof(big));   /* max_inline is 64 */
+    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    CHECK_EQ(f.qp.sq.pi, 2);
+    CHECK_EQ(*sq_db, 0);
+
+    /* A full ring: ENOMEM, and nothing of the batch is posted. */
+    ibv_wr_start(qx);
+    for (int i = 0; i < 7; i++) {
+        wr_send_one(qx, i);
+    }
+    CHECK_EQ(ibv_wr_complete(qx), ENOMEM);
+    CHECK_EQ(f.qp.sq.pi, 2);
+    ibv_wr_start(qx);
+    for (int i = 0; i < 6; i++) {
+        wr_send_one(qx, i);
+    }
+    CHECK_EQ(ibv_wr_complete(qx), 0);
+    CHECK_EQ(f.qp.sq.pi, 8);
+    CHECK_EQ(*sq_db, softhca_wq_doorbell(8, FAKE_QPN));
+
+    /* The device polls the SQ record: pi there, no doorbell (spec §14). */
+    atomic_store(&f.qp.sq.ci, 8);
+    f.qp.sq.record = &f.record;
+    f.record.device = htole32(SHCA_SQ_RECORD_POLLING);
+    *sq_db = 0;
+    ibv_wr_start(qx);
+    wr_send_one(qx, 1);
+    CHECK_EQ(ibv_wr_complete(qx), 0);
+    CHECK_EQ(le32toh(f.record.pi), 9);
+    CHECK_EQ(*sq_db, 0);
+    f.record.device = 0;
+    ibv_wr_start(qx);
+    wr_send_one(qx, 1);
+    CHECK_EQ(ibv_wr_complete(qx), 0);
+    CHECK_EQ(le32toh(f.record.pi), 10);
+    CHECK_EQ(*sq_db, softhca_wq_doorbell(10, FAKE_QPN));
+
+    /* IBA: no sends before RTS, by either API. */
+    f.qp.vqp.qp.state = IBV_QPS_RTR;
+    ibv_wr_start(qx);
+    wr_send_one(qx, 1);
+    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    CHECK_EQ(f.qp.sq.pi, 10);
+}
+
+/* create_qp_ex: the operations the device carries on each QP type. */
+static void provider_wr_send_ops(void)
+{
+    static const struct {
+        enum ibv_qp_type type;
+        uint64_t ops;
+        int err;
+    } cases[] = {
+        { IBV_QPT_RC, RC_ALL_OPS, 0 },
+        { IBV_QPT_RC, IBV_QP_EX_WITH_LOCAL_INV, EOPNOTSUPP }, /* kernel's */
+        { IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW, EOPNOTSUPP },
+        { IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE, EOPNOTSUPP },
+        { IBV_QPT_RC, IBV_QP_EX_WITH_FLUSH, EOPNOTSUPP },
+        { IBV_QPT_RC, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO, EOPNOTSUPP },
+        { IBV_QPT_UC, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+                      IBV_QP_EX_WITH_RDMA_WRITE |
+                      IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, 0 },
+        { IBV_QPT_UC, IBV_QP_EX_WITH_SEND_WITH_INV, EOPNOTSUPP },
+        { IBV_QPT_UC, IBV_QP_EX_WITH_RDMA_READ, EOPNOTSUPP },
+        { IBV_QPT_UC, IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, EOPNOTSUPP },
+        { IBV_QPT_UD, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM, 0 },
+        { IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE, EOPNOTSUPP },
+        { IBV_QPT_RAW_PACKET, IBV_QP_EX_WITH_SEND, EOPNOTSUPP },
+    };
+    static struct softhca_qp qp;
+    struct ibv_qp_ex *qx = &qp.vqp.qp_ex;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ibv_qp_init_attr_ex attr = {
+            .qp_type = cases[i].type,
+            .comp_mask = IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+            .send_ops_flags = cases[i].ops,
+        };
+
+        memset(&qp, 0, sizeof(qp));
+        CHECK_EQ(softhca_qp_ex_init(&qp, &attr), cases[i].err);
+    }
+
+    /* Each operation asked for, and only those; the setters always. */
+    memset(&qp, 0, sizeof(qp));
+    CHECK_EQ(softhca_qp_ex_init(&qp, &(struct ibv_qp_init_attr_ex){
+        .qp_type = IBV_QPT_RC, .send_ops_flags = RC_ALL_OPS }), 0);
+    CHECK(qx->wr_send && qx->wr_send_imm && qx->wr_send_inv &&
+          qx->wr_rdma_write && qx->wr_rdma_write_imm && qx->wr_rdma_read &&
+          qx->wr_atomic_cmp_swp && qx->wr_atomic_fetch_add);
+    CHECK(!qx->wr_local_inv && !qx->wr_bind_mw && !qx->wr_atomic_write &&
+          !qx->wr_flush && !qx->wr_send_tso && !qx->wr_set_ud_addr);
+    memset(&qp, 0, sizeof(qp));
+    CHECK_EQ(softhca_qp_ex_init(&qp, &(struct ibv_qp_init_attr_ex){
+        .qp_type = IBV_QPT_UD, .send_ops_flags = IBV_QP_EX_WITH_SEND }), 0);
+    CHECK(qx->wr_send && !qx->wr_send_imm && !qx->wr_rdma_write);
+    CHECK(qx->wr_set_ud_addr && qx->wr_set_sge && qx->wr_set_sge_list &&
+          qx->wr_set_inline_data && qx->wr_set_inline_data_list &&
+          qx->wr_start && qx->wr_complete && qx->wr_abort);
+}
+
 int main(void)
 {
     RUN(provider_cq_sizes);
@@ -510,5 +902,9 @@ int main(void)
     RUN(provider_cqe_to_wc_ud);
     RUN(provider_cqe_phase);
     RUN(provider_wq_counts);
+    RUN(provider_wr_same_wqes_rc);
+    RUN(provider_wr_same_wqes_ud);
+    RUN(provider_wr_batch);
+    RUN(provider_wr_send_ops);
     return unit_summary();
 }

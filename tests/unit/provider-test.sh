@@ -7,8 +7,10 @@
 #      is its verbs_device_ops and a constructor calls
 #      verbs_register_driver_34;
 #   3. its queue geometry and entry formats (softhca_queue.c) match the
-#      byte layouts of spec §13–§15 (provider-queue-test.c, with ASan and
-#      UBSan);
+#      byte layouts of spec §13–§15, and post_send and the ibv_wr_* API
+#      (softhca_post.c, softhca_qp_ex.c) write the same WQEs and ring once
+#      per batch (provider-queue-test.c, with ASan and UBSan), and its CQs, extended ones included, poll a ring as poll_cq
+#      does (provider-cq-test.c, on stubbed kernel commands);
 #   4. libibverbs loads it (dlopen RTLD_NOW, as for a .driver file) and gives
 #      it exactly the devices it must take, from a fake sysfs: a device is
 #      matched by its parent's PCI id or by its name although its driver id
@@ -45,11 +47,24 @@ trap 'rm -rf "$tmp"' EXIT
 here=$SOFTHCA_TOP/tests/unit
 cc -std=gnu11 -g -O1 -Wall -Wextra -Werror \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
-	-I"$here" -I"$build/include" -I"$SOFTHCA_TOP/spec" \
+	-I"$here" -isystem "$build/include" -I"$SOFTHCA_TOP/spec" \
 	-I"$SOFTHCA_TOP/guest-provider" -o "$tmp/queue-test" \
-	"$here/provider-queue-test.c" "$SOFTHCA_TOP/guest-provider/softhca_queue.c" ||
+	"$here/provider-queue-test.c" "$SOFTHCA_TOP/guest-provider/softhca_queue.c" \
+	"$SOFTHCA_TOP/guest-provider/softhca_post.c" \
+	"$SOFTHCA_TOP/guest-provider/softhca_qp_ex.c" ||
 	fail "provider-queue-test: build"
 "$tmp/queue-test" || fail "provider-queue-test"
+# The CQ code needs libibverbs' driver headers: -isystem keeps their
+# warnings out of -Werror.  The stubs ignore most of their parameters.
+cc -std=gnu11 -g -O1 -Wall -Wextra -Wno-unused-parameter -Werror \
+	-fsanitize=address,undefined -fno-sanitize-recover=all \
+	-I"$here" -isystem "$build/include" -I"$SOFTHCA_TOP/spec" \
+	-I"$SOFTHCA_TOP/guest-provider" -o "$tmp/cq-test" \
+	"$here/provider-cq-test.c" "$SOFTHCA_TOP/guest-provider/softhca_cq.c" \
+	"$SOFTHCA_TOP/guest-provider/softhca_cq_ex.c" \
+	"$SOFTHCA_TOP/guest-provider/softhca_queue.c" ||
+	fail "provider-cq-test: build"
+"$tmp/cq-test" || fail "provider-cq-test"
 
 # --- 4. matching in a fake sysfs ----------------------------------------------
 
