@@ -17,12 +17,19 @@ set -euo pipefail
 # dash is /bin/sh: Debian's busybox ash runs its own applets before $PATH,
 # so `sh -c "ip ..."` would get busybox's ip instead of iproute2's.
 # nvme-cli: NVMe over RDMA (the host side; the target is set up through
-# configfs).
+# configfs).  python3-pyverbs: rdma-core's own test suite (its tests/
+# folder ships as documentation; see stage_pyverbs_tests).
 GUEST_DEBS=(libibverbs1 ibverbs-utils ibverbs-providers librdmacm1t64
 	rdmacm-utils perftest iproute2 qemu-guest-agent libgcc-s1 dash strace
-	nvme-cli)
+	nvme-cli python3-pyverbs)
 RDMA_CORE_DEBS=(libibverbs1 ibverbs-utils ibverbs-providers librdmacm1t64
-	rdmacm-utils)
+	rdmacm-utils python3-pyverbs)
+# The Python the suite runs on, staged whole: the interpreter and its
+# standard library are not shared libraries the closure below would find.
+PYTHON_DEBS=(python3 python3-minimal python3.13 python3.13-minimal
+	libpython3.13 libpython3.13-minimal libpython3.13-stdlib
+	libpython3-stdlib)
+PYVERBS_TESTS=usr/lib/pyverbs-tests
 # Roots of the module set; their dependencies come from modules.dep.
 # crc32_generic is no dependency but rdma_rxe needs it for the ICRC (it
 # asks the crypto API for "crc32" and fails with ENOENT without it).
@@ -32,7 +39,7 @@ GUEST_MODULES=(virtio_net virtio_rng ib_core ib_uverbs ib_cm iw_cm rdma_cm
 # Packages staged whole. Of all other resolved packages (dependencies) only
 # the shared libraries that staged ELF files need are kept: most of them are
 # there for maintainer scripts (adduser, passwd, PAM, debconf, perl).
-FULL_DEBS=("${GUEST_DEBS[@]}" libc6)
+FULL_DEBS=("${GUEST_DEBS[@]}" "${PYTHON_DEBS[@]}" libc6)
 # Files of the staged packages that nobody reads inside the VM.
 DROP_DIRS=(usr/share/doc usr/share/man usr/share/info usr/share/locale
 	usr/share/lintian usr/share/bug usr/share/bash-completion
@@ -164,13 +171,25 @@ stage_debs() {
 		[[ " ${FULL_DEBS[*]} " == *" $name "* ]] && dest=$root
 		dpkg-deb -x "$(deb_path "$name" "$ver" "$arch")" "$dest"
 	done < "$manifest"
+	stage_pyverbs_tests "$root"
 	for d in "${DROP_DIRS[@]}"; do rm -rf "${root:?}/$d"; done
+}
+
+# rdma-core's test suite comes as documentation, partly gzipped: it moves
+# out of usr/share/doc, unpacked, to $PYVERBS_TESTS.
+stage_pyverbs_tests() {
+	local root=$1 src=$1/usr/share/doc/rdma-core/tests
+	[ -e "$src/run_tests.py" ] || die "python3-pyverbs has no tests/run_tests.py"
+	mkdir -p "$root/${PYVERBS_TESTS%/*}"
+	mv "$src" "$root/$PYVERBS_TESTS"
+	find "$root/$PYVERBS_TESTS" -name '*.gz' -exec gunzip {} +
 }
 
 # NEEDED sonames of the staged programs and libraries that $root lacks.
 missing_libs() {
 	local root=$1 f lib
-	find "$root/usr/bin" "$root/usr/sbin" "$root/usr/lib/x86_64-linux-gnu" -type f |
+	find "$root/usr/bin" "$root/usr/sbin" "$root/usr/lib" -type f \
+		\( -perm -u+x -o -name '*.so*' \) |
 		while read -r f; do readelf -d "$f" 2>/dev/null; done |
 		sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' | sort -u |
 		while read -r lib; do
