@@ -18,10 +18,14 @@ set -euo pipefail
 # so `sh -c "ip ..."` would get busybox's ip instead of iproute2's.
 # nvme-cli: NVMe over RDMA (the host side; the target is set up through
 # configfs).  python3-pyverbs: rdma-core's own test suite (its tests/
-# folder ships as documentation; see stage_pyverbs_tests).
+# folder ships as documentation; see stage_pyverbs_tests).  Kernel ULPs
+# (tests/vm/ulp.sh): the NFS server and client with rpcbind, whose
+# /etc/netconfig and /etc/services come from libtirpc-common and netbase,
+# and open-iscsi for iSER.
 GUEST_DEBS=(libibverbs1 ibverbs-utils ibverbs-providers librdmacm1t64
 	rdmacm-utils perftest iproute2 qemu-guest-agent libgcc-s1 dash strace
-	nvme-cli python3-pyverbs)
+	nvme-cli python3-pyverbs nfs-kernel-server nfs-common rpcbind
+	libtirpc-common netbase open-iscsi)
 RDMA_CORE_DEBS=(libibverbs1 ibverbs-utils ibverbs-providers librdmacm1t64
 	rdmacm-utils python3-pyverbs)
 # The Python the suite runs on, staged whole: the interpreter and its
@@ -32,10 +36,12 @@ PYTHON_DEBS=(python3 python3-minimal python3.13 python3.13-minimal
 PYVERBS_TESTS=usr/lib/pyverbs-tests
 # Roots of the module set; their dependencies come from modules.dep.
 # crc32_generic is no dependency but rdma_rxe needs it for the ICRC (it
-# asks the crypto API for "crc32" and fails with ENOENT without it).
+# asks the crypto API for "crc32" and fails with ENOENT without it);
+# crc32c_generic likewise for the iSCSI target's login ("crc32c").
 GUEST_MODULES=(virtio_net virtio_rng ib_core ib_uverbs ib_cm iw_cm rdma_cm
-	rdma_ucm rdma_rxe crc32_generic nvme_rdma nvmet_rdma nvme_fabrics nvmet
-	configfs brd)
+	rdma_ucm rdma_rxe crc32_generic crc32c_generic nvme_rdma nvmet_rdma
+	nvme_fabrics nvmet configfs brd nfsd nfsv3 nfsv4 rpcrdma
+	target_core_iblock ib_isert ib_iser ib_srpt ib_srp sd_mod)
 # Packages staged whole. Of all other resolved packages (dependencies) only
 # the shared libraries that staged ELF files need are kept: most of them are
 # there for maintainer scripts (adduser, passwd, PAM, debconf, perl).
@@ -288,8 +294,16 @@ stage_skeleton() {
 	local root=$1
 	mkdir -p "$root"/{proc,sys,dev,run,tmp,root,mnt,etc,var/lib}
 	ln -sfn ../run "$root/var/run"
-	echo "root:x:0:0:root:/root:/bin/sh" > "$root/etc/passwd"
-	echo "root:x:0:" > "$root/etc/group"
+	# rpcbind runs as _rpc
+	printf '%s\n' "root:x:0:0:root:/root:/bin/sh" \
+		"_rpc:x:100:65534::/run/rpcbind:/usr/sbin/nologin" > "$root/etc/passwd"
+	printf '%s\n' "root:x:0:" "nogroup:x:65534:" > "$root/etc/group"
+	# tmpfs has no UUID for NFS file handles: fsid=0, the NFSv4 root too
+	echo "/srv/nfs 10.0.0.0/24(rw,sync,no_subtree_check,no_root_squash,fsid=0)" \
+		> "$root/etc/exports"
+	mkdir -p "$root"/srv/nfs "$root"/var/lib/nfs \
+		"$root"/var/lib/iscsi/{nodes,send_targets,ifaces}
+	touch "$root"/var/lib/nfs/{etab,rmtab,state}
 	printf '127.0.0.1 localhost\n::1 localhost\n' > "$root/etc/hosts"
 	echo "include /etc/ld.so.conf.d/*.conf" > "$root/etc/ld.so.conf"
 	install -m 0755 "$init_script" "$root/init"
