@@ -75,6 +75,7 @@ struct softhca_caps {
 	u32 max_fast_reg_pages;
 	u32 max_srq;			/* CAPS.SRQ, else 0 */
 	u32 max_srq_wr;
+	u32 max_xrcd;			/* CAPS.XRC, else 0 */
 };
 
 /* One outstanding admin command, found again by its cmd_id. */
@@ -173,6 +174,12 @@ struct softhca_pd {
 	u32 pdn;
 };
 
+/* An XRC domain (spec §13.7): of no context, shared by processes. */
+struct softhca_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 xrcdn;
+};
+
 /* A kernel queue in one DMA-coherent block, described DIRECT (§5.2). */
 struct softhca_kring {
 	void *buf;
@@ -245,6 +252,11 @@ struct softhca_mr {
 	u32 hw_key;		/* the key the device knows, for DEREG_MR */
 };
 
+/* A memory window: the key the device returned is all it is. */
+struct softhca_mw {
+	struct ib_mw ibmw;
+};
+
 /* An address handle exists only in software: its AV goes in each WQE. */
 struct softhca_ah {
 	struct ib_ah ibah;
@@ -289,6 +301,11 @@ static inline struct softhca_pd *to_spd(struct ib_pd *ibpd)
 	return container_of(ibpd, struct softhca_pd, ibpd);
 }
 
+static inline struct softhca_xrcd *to_sxrcd(struct ib_xrcd *ibxrcd)
+{
+	return container_of(ibxrcd, struct softhca_xrcd, ibxrcd);
+}
+
 static inline struct softhca_cq *to_scq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct softhca_cq, ibcq);
@@ -329,6 +346,18 @@ static inline bool softhca_has_dgram(struct softhca_dev *sdev)
 static inline bool softhca_has_srq(struct softhca_dev *sdev)
 {
 	return softhca_has_qp(sdev) && (sdev->caps.caps & SHCA_CAP_SRQ);
+}
+
+/* Memory windows (spec §13.6). */
+static inline bool softhca_has_mw(struct softhca_dev *sdev)
+{
+	return softhca_has_dgram(sdev) && (sdev->caps.caps & SHCA_CAP_MW);
+}
+
+/* XRC domains, XRC SRQs, XRC send and target QPs (spec §13.7). */
+static inline bool softhca_has_xrc(struct softhca_dev *sdev)
+{
+	return softhca_has_srq(sdev) && (sdev->caps.caps & SHCA_CAP_XRC);
 }
 
 static inline bool softhca_qp_is_dgram(const struct ib_qp *ibqp)
@@ -372,8 +401,21 @@ struct softhca_create_qp_params {
 	u8 rq_wqe_shift;
 	u8 flags;		/* SHCA_QP_F_* */
 	u32 srqn;		/* with SHCA_QP_F_SRQ */
-	const struct shca_buf_desc *sq;
+	const struct shca_buf_desc *sq;	/* NULL: no SQ (XRC_TGT) */
 	const struct shca_buf_desc *rq;	/* NULL: no RQ */
+};
+
+/* CREATE_SRQ parameters, host byte order but for the descriptor. */
+struct softhca_create_srq_params {
+	u32 uctx;
+	u32 pdn;
+	u32 limit;
+	u8 log_size;
+	u8 wqe_shift;
+	u8 flags;		/* SHCA_SRQ_F_* */
+	u32 xrcdn;		/* with SHCA_SRQ_F_XRC */
+	u32 cqn;		/* with SHCA_SRQ_F_XRC */
+	const struct shca_buf_desc *buf;
 };
 
 /* REG_MR parameters; pages is NULL for SHCA_ACCESS_PHYS. */
@@ -418,15 +460,19 @@ int softhca_cmd_dereg_mr(struct softhca_dev *sdev, u32 key);
 int softhca_cmd_query_stats(struct softhca_dev *sdev, dma_addr_t addr);
 int softhca_cmd_mcast(struct softhca_dev *sdev, u8 opcode, u32 qpn,
 		      const u8 *gid);
-int softhca_cmd_create_srq(struct softhca_dev *sdev, u32 uctx, u32 pdn,
-			   u8 log_size, u8 wqe_shift, u32 limit,
-			   const struct shca_buf_desc *buf, u32 *srqn);
+int softhca_cmd_alloc_mw(struct softhca_dev *sdev, u32 pdn, u8 type, u32 *key);
+int softhca_cmd_dealloc_mw(struct softhca_dev *sdev, u32 key);
+int softhca_cmd_create_srq(struct softhca_dev *sdev,
+			   const struct softhca_create_srq_params *params,
+			   u32 *srqn);
 int softhca_cmd_resize_srq(struct softhca_dev *sdev, u32 srqn, u8 log_size,
 			   const struct shca_buf_desc *buf);
 int softhca_cmd_modify_srq_limit(struct softhca_dev *sdev, u32 srqn,
 				 u32 limit);
 int softhca_cmd_query_srq(struct softhca_dev *sdev, u32 srqn, u32 *limit);
 int softhca_cmd_destroy_srq(struct softhca_dev *sdev, u32 srqn);
+int softhca_cmd_alloc_xrcd(struct softhca_dev *sdev, u32 *xrcdn);
+int softhca_cmd_dealloc_xrcd(struct softhca_dev *sdev, u32 xrcdn);
 
 /* softhca_eq.c */
 int softhca_eq_init(struct softhca_dev *sdev);
@@ -470,6 +516,8 @@ int softhca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma);
 void softhca_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
 int softhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int softhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int softhca_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int softhca_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 int softhca_copy_resp(struct ib_udata *udata, void *resp, size_t len);
 int softhca_copy_req(struct ib_device *ibdev, struct ib_udata *udata,
 		     void *req, size_t len);
@@ -518,6 +566,10 @@ void softhca_qp_set_cap(struct softhca_dev *sdev, struct softhca_qp *qp,
 			struct ib_qp_init_attr *init_attr, u8 sq_log_size,
 			u8 sq_wqe_shift, u8 rq_log_size, u8 rq_wqe_shift);
 void softhca_qp_event(struct softhca_dev *sdev, u32 qpn, u8 type);
+
+/* softhca_mw.c */
+int softhca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int softhca_dealloc_mw(struct ib_mw *ibmw);
 
 /* softhca_srq.c */
 int softhca_create_srq(struct ib_srq *ibsrq,

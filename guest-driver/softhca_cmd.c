@@ -12,14 +12,20 @@ static void softhca_cmd_init(struct shca_aq_entry *cmd, u8 opcode)
 	cmd->opcode = opcode;
 }
 
-/* Commands whose payload is one handle and which return nothing. */
-static int softhca_cmd_handle(struct softhca_dev *sdev, u8 opcode, u32 handle)
+/* Commands whose payload is one handle; @result may be NULL. */
+static int softhca_cmd_handle_result(struct softhca_dev *sdev, u8 opcode,
+				     u32 handle, u32 *result)
 {
 	struct shca_aq_entry cmd;
 
 	softhca_cmd_init(&cmd, opcode);
 	cmd.handle.handle = cpu_to_le32(handle);
-	return softhca_aq_exec(sdev, &cmd, NULL);
+	return softhca_aq_exec(sdev, &cmd, result);
+}
+
+static int softhca_cmd_handle(struct softhca_dev *sdev, u8 opcode, u32 handle)
+{
+	return softhca_cmd_handle_result(sdev, opcode, handle, NULL);
 }
 
 /* Commands without payload which return a handle. */
@@ -72,11 +78,7 @@ int softhca_cmd_set_gid(struct softhca_dev *sdev, u32 index, const u8 *gid)
 /* A PD of the user context @uctx (0: the kernel's). */
 int softhca_cmd_alloc_pd(struct softhca_dev *sdev, u32 uctx, u32 *pdn)
 {
-	struct shca_aq_entry cmd;
-
-	softhca_cmd_init(&cmd, SHCA_AQ_ALLOC_PD);
-	cmd.handle.handle = cpu_to_le32(uctx);
-	return softhca_aq_exec(sdev, &cmd, pdn);
+	return softhca_cmd_handle_result(sdev, SHCA_AQ_ALLOC_PD, uctx, pdn);
 }
 
 int softhca_cmd_dealloc_pd(struct softhca_dev *sdev, u32 pdn)
@@ -133,7 +135,8 @@ int softhca_cmd_create_qp(struct softhca_dev *sdev,
 	c->sq_wqe_shift = params->sq_wqe_shift;
 	c->flags = params->flags;
 	c->srqn = cpu_to_le16(params->srqn);
-	c->sq = *params->sq;
+	if (params->sq)
+		c->sq = *params->sq;
 	if (params->rq) {
 		c->rq_log_size = params->rq_log_size;
 		c->rq_wqe_shift = params->rq_wqe_shift;
@@ -213,19 +216,41 @@ int softhca_cmd_mcast(struct softhca_dev *sdev, u8 opcode, u32 qpn,
 	return softhca_aq_exec(sdev, &cmd, NULL);
 }
 
-int softhca_cmd_create_srq(struct softhca_dev *sdev, u32 uctx, u32 pdn,
-			   u8 log_size, u8 wqe_shift, u32 limit,
-			   const struct shca_buf_desc *buf, u32 *srqn)
+int softhca_cmd_alloc_mw(struct softhca_dev *sdev, u32 pdn, u8 type, u32 *key)
 {
 	struct shca_aq_entry cmd;
 
+	softhca_cmd_init(&cmd, SHCA_AQ_ALLOC_MW);
+	cmd.alloc_mw.pdn = cpu_to_le32(pdn);
+	cmd.alloc_mw.type = type;
+	return softhca_aq_exec(sdev, &cmd, key);
+}
+
+int softhca_cmd_dealloc_mw(struct softhca_dev *sdev, u32 key)
+{
+	return softhca_cmd_handle(sdev, SHCA_AQ_DEALLOC_MW, key);
+}
+
+int softhca_cmd_create_srq(struct softhca_dev *sdev,
+			   const struct softhca_create_srq_params *params,
+			   u32 *srqn)
+{
+	struct shca_aq_create_srq *c;
+	struct shca_aq_entry cmd;
+
 	softhca_cmd_init(&cmd, SHCA_AQ_CREATE_SRQ);
-	cmd.create_srq.uctx = cpu_to_le32(uctx);
-	cmd.create_srq.pdn = cpu_to_le32(pdn);
-	cmd.create_srq.srq_limit = cpu_to_le32(limit);
-	cmd.create_srq.log_size = log_size;
-	cmd.create_srq.wqe_shift = wqe_shift;
-	cmd.create_srq.buf = *buf;
+	c = &cmd.create_srq;
+	c->uctx = cpu_to_le32(params->uctx);
+	c->pdn = cpu_to_le32(params->pdn);
+	c->srq_limit = cpu_to_le32(params->limit);
+	c->log_size = params->log_size;
+	c->wqe_shift = params->wqe_shift;
+	c->flags = params->flags;
+	c->buf = *params->buf;
+	if (params->flags & SHCA_SRQ_F_XRC) {
+		c->xrcdn = cpu_to_le32(params->xrcdn);
+		c->cqn = cpu_to_le32(params->cqn);
+	}
 	return softhca_aq_exec(sdev, &cmd, srqn);
 }
 
@@ -257,14 +282,21 @@ int softhca_cmd_modify_srq_limit(struct softhca_dev *sdev, u32 srqn,
 
 int softhca_cmd_query_srq(struct softhca_dev *sdev, u32 srqn, u32 *limit)
 {
-	struct shca_aq_entry cmd;
-
-	softhca_cmd_init(&cmd, SHCA_AQ_QUERY_SRQ);
-	cmd.handle.handle = cpu_to_le32(srqn);
-	return softhca_aq_exec(sdev, &cmd, limit);
+	return softhca_cmd_handle_result(sdev, SHCA_AQ_QUERY_SRQ, srqn, limit);
 }
 
 int softhca_cmd_destroy_srq(struct softhca_dev *sdev, u32 srqn)
 {
 	return softhca_cmd_handle(sdev, SHCA_AQ_DESTROY_SRQ, srqn);
+}
+
+/* Spec §13.7: a domain belongs to no context, its payload's uctx is 0. */
+int softhca_cmd_alloc_xrcd(struct softhca_dev *sdev, u32 *xrcdn)
+{
+	return softhca_cmd_alloc(sdev, SHCA_AQ_ALLOC_XRCD, xrcdn);
+}
+
+int softhca_cmd_dealloc_xrcd(struct softhca_dev *sdev, u32 xrcdn)
+{
+	return softhca_cmd_handle(sdev, SHCA_AQ_DEALLOC_XRCD, xrcdn);
 }

@@ -111,11 +111,17 @@ void softhca_kqp_free(struct softhca_dev *sdev, struct softhca_qp *qp)
 	softhca_kring_free(sdev, &qp->sq.ring);
 }
 
-/* Forget the QP's unpolled completions; see softhca_kcq_discard(). */
+/*
+ * Forget the QP's unpolled completions; see softhca_kcq_discard().  An XRC
+ * send QP has no receive CQ, a target QP no CQ at all: what it receives
+ * completes to the CQs of XRC SRQs, with WQEs of those (spec §13.7).
+ */
 void softhca_kqp_discard(struct softhca_qp *qp)
 {
-	softhca_kcq_discard(to_scq(qp->ibqp.send_cq), qp->ibqp.qp_num);
-	softhca_kcq_discard(to_scq(qp->ibqp.recv_cq), qp->ibqp.qp_num);
+	if (qp->ibqp.send_cq)
+		softhca_kcq_discard(to_scq(qp->ibqp.send_cq), qp->ibqp.qp_num);
+	if (qp->ibqp.recv_cq)
+		softhca_kcq_discard(to_scq(qp->ibqp.recv_cq), qp->ibqp.qp_num);
 }
 
 static void softhca_wq_reset(struct softhca_wq *wq)

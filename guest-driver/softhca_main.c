@@ -79,6 +79,14 @@ static const struct ib_device_ops softhca_dgram_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ah, softhca_ah, ibah),
 };
 
+/* Memory windows: CAPS.MW. */
+static const struct ib_device_ops softhca_mw_ops = {
+	.alloc_mw = softhca_alloc_mw,
+	.dealloc_mw = softhca_dealloc_mw,
+
+	INIT_RDMA_OBJ_SIZE(ib_mw, softhca_mw, ibmw),
+};
+
 /* Shared receive queues: CAPS.SRQ. */
 static const struct ib_device_ops softhca_srq_ops = {
 	.create_srq = softhca_create_srq,
@@ -88,6 +96,14 @@ static const struct ib_device_ops softhca_srq_ops = {
 	.query_srq = softhca_query_srq,
 
 	INIT_RDMA_OBJ_SIZE(ib_srq, softhca_srq, ibsrq),
+};
+
+/* XRC domains: CAPS.XRC, whose SRQs and QPs the SRQ and QP verbs make. */
+static const struct ib_device_ops softhca_xrc_ops = {
+	.alloc_xrcd = softhca_alloc_xrcd,
+	.dealloc_xrcd = softhca_dealloc_xrcd,
+
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, softhca_xrcd, ibxrcd),
 };
 
 /* The counters of QUERY_STATS come with CAPS.QP. */
@@ -134,6 +150,8 @@ static void softhca_read_caps(struct softhca_dev *sdev)
 		caps->max_srq = softhca_rd32(sdev, SHCA_REG_MAX_SRQ);
 		caps->max_srq_wr = softhca_rd32(sdev, SHCA_REG_MAX_SRQ_WR);
 	}
+	if (softhca_has_xrc(sdev))
+		caps->max_xrcd = softhca_rd32(sdev, SHCA_REG_MAX_XRCD);
 
 	/* Honest limits: objects this device cannot create yet count 0. */
 	if (!(caps->caps & SHCA_CAP_QP)) {
@@ -238,6 +256,10 @@ static int softhca_ib_register(struct softhca_dev *sdev)
 		ib_set_device_ops(ibdev, &softhca_dgram_ops);
 	if (softhca_has_srq(sdev))
 		ib_set_device_ops(ibdev, &softhca_srq_ops);
+	if (softhca_has_mw(sdev))
+		ib_set_device_ops(ibdev, &softhca_mw_ops);
+	if (softhca_has_xrc(sdev))
+		ib_set_device_ops(ibdev, &softhca_xrc_ops);
 
 	err = ib_device_set_netdev(ibdev, ndev, SOFTHCA_PORT);
 	if (err)

@@ -26,7 +26,8 @@ static_assert(SHCA_BUF_LIST_MAX * sizeof(__le64) == SOFTHCA_FRMR_LIST_BYTES);
 /* The access rights the device knows. */
 #define SOFTHCA_IB_ACCESS						\
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |		\
-	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |		\
+	 IB_ACCESS_MW_BIND)
 
 u32 softhca_access_to_hw(int ib_access)
 {
@@ -40,6 +41,8 @@ u32 softhca_access_to_hw(int ib_access)
 		access |= SHCA_ACCESS_REMOTE_READ;
 	if (ib_access & IB_ACCESS_REMOTE_ATOMIC)
 		access |= SHCA_ACCESS_REMOTE_ATOMIC;
+	if (ib_access & IB_ACCESS_MW_BIND)
+		access |= SHCA_ACCESS_MW_BIND;
 	return access;
 }
 
@@ -55,6 +58,8 @@ int softhca_access_from_hw(u32 access)
 		ib_access |= IB_ACCESS_REMOTE_READ;
 	if (access & SHCA_ACCESS_REMOTE_ATOMIC)
 		ib_access |= IB_ACCESS_REMOTE_ATOMIC;
+	if (access & SHCA_ACCESS_MW_BIND)
+		ib_access |= IB_ACCESS_MW_BIND;
 	return ib_access;
 }
 
@@ -195,6 +200,8 @@ int softhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	int err;
 
 	err = softhca_cmd_dereg_mr(sdev, READ_ONCE(mr->hw_key));
+	if (err == -EBUSY)
+		return err;	/* windows are bound to it: it stays */
 	if (err) {
 		/* ib_core forgets the MR anyway; its pages stay pinned. */
 		ibdev_err_ratelimited(&sdev->ibdev,

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * Queue pairs (spec §13.2, §17): RC, UC and UD QPs of user contexts, whose
- * send and receive rings live in the process's memory, and RC, UC, UD and
- * GSI QPs of the kernel, whose rings softhca_kqp.c keeps.  Attributes
+ * Queue pairs (spec §13.2, §17): RC, UC, UD and XRC send QPs of user
+ * contexts, whose send and receive rings live in the process's memory, and
+ * RC, UC, UD and GSI QPs of the kernel, whose rings softhca_kqp.c keeps.
+ * XRC target QPs (spec §13.7) are the kernel's too, and have no rings: what
+ * they receive goes to the XRC SRQs their requests name.  Attributes
  * travel to and from the device as a 64-byte struct shca_qp_attr in
  * coherent memory; the device enforces the state machine,
  * ib_modify_qp_is_ok() checks first.
@@ -35,7 +37,7 @@ static_assert((int)SHCA_QPS_ERR == (int)IB_QPS_ERR);
 	 IB_QP_PATH_MTU | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |		\
 	 IB_QP_RNR_RETRY | IB_QP_RQ_PSN | IB_QP_MAX_QP_RD_ATOMIC |	\
 	 IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |	\
-	 IB_QP_DEST_QPN)
+	 IB_QP_DEST_QPN | IB_QP_EN_SQD_ASYNC_NOTIFY)
 
 /* A QP grants remote rights only (spec §13.2). */
 #define SOFTHCA_QP_ACCESS						\
@@ -76,6 +78,13 @@ size_t softhca_sq_header(enum ib_qp_type type)
 	if (type == IB_QPT_UD || type == IB_QPT_GSI)
 		return sizeof(struct shca_send_wqe) + sizeof(struct shca_av);
 	return sizeof(struct shca_send_wqe);
+}
+
+/* A QP that receives through an SRQ, as XRC ones do if at all, has no RQ. */
+static bool softhca_qp_has_rq(const struct ib_qp_init_attr *init_attr)
+{
+	return !init_attr->srq && init_attr->qp_type != IB_QPT_XRC_INI &&
+	       init_attr->qp_type != IB_QPT_XRC_TGT;
 }
 
 static int softhca_qp_check(struct softhca_dev *sdev,
@@ -120,6 +129,10 @@ static int softhca_qp_check(struct softhca_dev *sdev,
 		return -EINVAL;
 	}
 
+	if (has_rq && !softhca_qp_has_rq(init_attr)) {
+		ibdev_dbg(ibdev, "create_qp: an RQ for a QP without one\n");
+		return -EINVAL;
+	}
 	if (!has_rq) {
 		if (cap->max_recv_wr || req->rq_log_size || req->rq_wqe_shift) {
 			ibdev_dbg(ibdev, "create_qp: receives without an RQ\n");
@@ -252,9 +265,46 @@ static u8 softhca_qp_hw_type(struct softhca_dev *sdev, enum ib_qp_type type,
 		return softhca_has_dgram(sdev) ? SHCA_QPT_UD : 0;
 	case IB_QPT_GSI:
 		return softhca_has_dgram(sdev) && !uctx ? SHCA_QPT_GSI : 0;
+	case IB_QPT_XRC_INI:
+		/* kernel work requests cannot name the XRC SRQ of a send */
+		return softhca_has_xrc(sdev) && uctx ? SHCA_QPT_XRC_INI : 0;
+	case IB_QPT_XRC_TGT:
+		/* ib_core creates every one for the kernel, without udata */
+		return softhca_has_xrc(sdev) && !uctx ? SHCA_QPT_XRC_TGT : 0;
 	default:
 		return 0;
 	}
+}
+
+/*
+ * The PD, or the XRC domain, and the CQs the device is told of.  An XRC
+ * send QP has no receive side: its recv_cqn is its send_cqn.  An XRC
+ * target QP has neither PD nor CQs (spec §13.7).
+ */
+static int softhca_qp_set_objs(struct ib_qp *ibqp,
+			       const struct ib_qp_init_attr *init_attr,
+			       struct softhca_create_qp_params *params)
+{
+	struct ib_cq *recv_cq = init_attr->recv_cq;
+
+	switch (init_attr->qp_type) {
+	case IB_QPT_XRC_TGT:
+		if (!init_attr->xrcd)
+			return -EINVAL;
+		params->pdn = to_sxrcd(init_attr->xrcd)->xrcdn;
+		return 0;
+	case IB_QPT_XRC_INI:
+		recv_cq = init_attr->send_cq;
+		break;
+	default:
+		break;
+	}
+	if (!init_attr->send_cq || !recv_cq)
+		return -EINVAL;
+	params->pdn = to_spd(ibqp->pd)->pdn;
+	params->send_cqn = to_scq(init_attr->send_cq)->cqn;
+	params->recv_cqn = to_scq(recv_cq)->cqn;
+	return 0;
 }
 
 int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
@@ -267,6 +317,7 @@ int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	struct softhca_qp *qp = to_sqp(ibqp);
 	struct shca_buf_desc sq_desc, rq_desc;
 	struct softhca_ucontext *uctx;
+	struct ib_srq *srq;
 	u32 qpn;
 	int err;
 
@@ -280,23 +331,31 @@ int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 			  init_attr->qp_type);
 		return -EOPNOTSUPP;
 	}
+	/* A target QP takes WQEs from the SRQ each request names (§13.7). */
+	srq = init_attr->qp_type == IB_QPT_XRC_TGT ? NULL : init_attr->srq;
 	if (init_attr->create_flags ||
-	    (init_attr->srq && (!softhca_has_srq(sdev) ||
-				init_attr->qp_type == IB_QPT_GSI))) {
+	    (srq && (!softhca_has_srq(sdev) ||
+		     init_attr->qp_type == IB_QPT_GSI))) {
 		ibdev_dbg(&sdev->ibdev, "create_qp: flags or SRQ not supported\n");
 		return -EOPNOTSUPP;
 	}
-	if (init_attr->srq) {
+	if (srq) {
+		params.flags |= SHCA_QP_F_SRQ;
+		params.srqn = to_ssrq(srq)->srqn;
+	}
+	if (!softhca_qp_has_rq(init_attr)) {
 		/* IBA: receive caps are ignored; the QP has no RQ of its own */
 		init_attr->cap.max_recv_wr = 0;
 		init_attr->cap.max_recv_sge = 0;
-		params.flags |= SHCA_QP_F_SRQ;
-		params.srqn = to_ssrq(init_attr->srq)->srqn;
 	}
-	if (!init_attr->send_cq || !init_attr->recv_cq)
-		return -EINVAL;
+	err = softhca_qp_set_objs(ibqp, init_attr, &params);
+	if (err)
+		return err;
 
-	if (uctx)
+	/* A target QP has no rings, and caps of 0. */
+	if (init_attr->qp_type == IB_QPT_XRC_TGT)
+		memset(&init_attr->cap, 0, sizeof(init_attr->cap));
+	else if (uctx)
 		err = softhca_uqp_init(sdev, qp, init_attr, udata, &params,
 				       &sq_pbl, &rq_pbl);
 	else
@@ -306,9 +365,6 @@ int softhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		return err;
 
 	params.uctx = uctx ? uctx->uctx : 0;
-	params.pdn = to_spd(ibqp->pd)->pdn;
-	params.send_cqn = to_scq(init_attr->send_cq)->cqn;
-	params.recv_cqn = to_scq(init_attr->recv_cq)->cqn;
 	err = softhca_cmd_create_qp(sdev, &params, &qpn);
 	softhca_pbl_free(sdev, &sq_pbl);
 	softhca_pbl_free(sdev, &rq_pbl);
@@ -473,10 +529,31 @@ static int softhca_qp_attr_to_hw(struct softhca_dev *sdev, struct ib_qp *ibqp,
 		hw->dest_qpn = cpu_to_le32(attr->dest_qp_num);
 		*hw_mask |= SHCA_QP_ATTR_DEST_QPN;
 	}
+	/* RTS -> SQD: SQ_DRAINED once the started WQEs are done */
+	if ((mask & IB_QP_EN_SQD_ASYNC_NOTIFY) && attr->en_sqd_async_notify)
+		*hw_mask |= SHCA_QP_ATTR_SQD_NOTIFY;
 	if (mask & IB_QP_QKEY) {
 		hw->qkey = cpu_to_le32(attr->qkey);
 		*hw_mask |= SHCA_QP_ATTR_QKEY;
 	}
+	return 0;
+}
+
+/*
+ * The device takes XRC QPs for RC QPs (spec §13.7), but ib_core neither
+ * requires nor passes (uverbs' modify_qp_mask()) the attributes of the side
+ * an XRC QP lacks: the responder's of a send QP at INIT -> RTR, the
+ * requester's of a target QP at RTR -> RTS.  They go to the device as 0.
+ */
+static u32 softhca_xrc_unused_attrs(enum ib_qp_type type,
+				    enum ib_qp_state cur, enum ib_qp_state new)
+{
+	if (type == IB_QPT_XRC_INI && cur == IB_QPS_INIT && new == IB_QPS_RTR)
+		return SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC |
+		       SHCA_QP_ATTR_MIN_RNR_TIMER;
+	if (type == IB_QPT_XRC_TGT && cur == IB_QPS_RTR && new == IB_QPS_RTS)
+		return SHCA_QP_ATTR_RETRY_CNT | SHCA_QP_ATTR_RNR_RETRY |
+		       SHCA_QP_ATTR_MAX_RD_ATOMIC;
 	return 0;
 }
 
@@ -525,6 +602,7 @@ int softhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 				    buf.attr, &hw_mask);
 	if (err)
 		goto out;
+	hw_mask |= softhca_xrc_unused_attrs(ibqp->qp_type, cur, new);
 
 	err = softhca_cmd_modify_qp(sdev, ibqp->qp_num, hw_mask, buf.dma);
 	if (err)

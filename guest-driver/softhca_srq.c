@@ -5,7 +5,9 @@
  * posts to it; a kernel SRQ's ring is coherent memory posted here.  Either
  * way the device writes the count of WQEs it has taken into the record
  * behind the ring, which frees their slots: completions of SRQ WQEs come
- * in any order, through the CQs of the QPs that took them.
+ * in any order, through the CQs of the QPs that took them.  An XRC SRQ
+ * (spec §13.7) is the same ring in an XRC domain, taken from by the
+ * domain's target QPs, whose completions go to the SRQ's own CQ.
  */
 
 #include <linux/dma-mapping.h>
@@ -124,6 +126,7 @@ int softhca_create_srq(struct ib_srq *ibsrq,
 		       struct ib_udata *udata)
 {
 	struct softhca_dev *sdev = to_sdev(ibsrq->device);
+	struct softhca_create_srq_params params = {};
 	struct softhca_ibv_create_srq_resp resp = {};
 	struct ib_srq_attr *attr = &init_attr->attr;
 	struct softhca_srq *srq = to_ssrq(ibsrq);
@@ -132,10 +135,13 @@ int softhca_create_srq(struct ib_srq *ibsrq,
 	struct shca_buf_desc kdesc;
 	int err;
 
-	if (!softhca_has_srq(sdev) || init_attr->srq_type != IB_SRQT_BASIC)
+	if (!softhca_has_srq(sdev) ||
+	    (init_attr->srq_type != IB_SRQT_BASIC &&
+	     (init_attr->srq_type != IB_SRQT_XRC || !softhca_has_xrc(sdev))))
 		return -EOPNOTSUPP;
 	if (attr->max_sge > sdev->caps.max_sge ||
-	    attr->srq_limit >= attr->max_wr)
+	    attr->srq_limit >= attr->max_wr ||
+	    (init_attr->srq_type == IB_SRQT_XRC && !init_attr->ext.xrc.xrcd))
 		return -EINVAL;
 
 	uctx = rdma_udata_to_drv_context(udata, struct softhca_ucontext,
@@ -155,10 +161,18 @@ int softhca_create_srq(struct ib_srq *ibsrq,
 		goto err_release;
 	}
 
-	err = softhca_cmd_create_srq(sdev, uctx ? uctx->uctx : 0,
-				     to_spd(ibsrq->pd)->pdn, srq->log_size,
-				     srq->wqe_shift, attr->srq_limit,
-				     uctx ? &pbl.desc : &kdesc, &srq->srqn);
+	params.uctx = uctx ? uctx->uctx : 0;
+	params.pdn = to_spd(ibsrq->pd)->pdn;
+	params.limit = attr->srq_limit;
+	params.log_size = srq->log_size;
+	params.wqe_shift = srq->wqe_shift;
+	params.buf = uctx ? &pbl.desc : &kdesc;
+	if (init_attr->srq_type == IB_SRQT_XRC) {
+		params.flags = SHCA_SRQ_F_XRC;
+		params.xrcdn = to_sxrcd(init_attr->ext.xrc.xrcd)->xrcdn;
+		params.cqn = to_scq(init_attr->ext.cq)->cqn;
+	}
+	err = softhca_cmd_create_srq(sdev, &params, &srq->srqn);
 	softhca_pbl_free(sdev, &pbl);
 	if (err) {
 		ibdev_dbg(&sdev->ibdev, "CREATE_SRQ failed: %d\n", err);
@@ -177,6 +191,9 @@ int softhca_create_srq(struct ib_srq *ibsrq,
 
 	attr->max_wr = BIT(srq->log_size);
 	attr->max_sge = srq->max_sge;
+	/* What the senders name in their XRCETH; uverbs returns it. */
+	if (init_attr->srq_type == IB_SRQT_XRC)
+		ibsrq->ext.xrc.srq_num = srq->srqn;
 	if (uctx) {
 		resp.srqn = srq->srqn;
 		err = softhca_copy_resp(udata, &resp, sizeof(resp));

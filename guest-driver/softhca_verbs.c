@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * Verbs: device and port queries, GIDs, user contexts with their doorbell
- * page, protection domains, and the udata helpers of every verb.  CQs, QPs
- * and MRs have files of their own.
+ * page, protection and XRC domains, and the udata helpers of every verb.
+ * CQs, QPs and MRs have files of their own.
  */
 
 #include <linux/if_ether.h>
@@ -69,12 +69,21 @@ int softhca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->max_fast_reg_page_list_len = caps->max_fast_reg_pages;
 		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 	}
+	if (softhca_has_mw(sdev)) {
+		/* windows take their keys from the MR table (spec §13.6) */
+		attr->max_mw = caps->max_mr;
+		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+					  IB_DEVICE_MEM_WINDOW_TYPE_2A;
+	}
 	if (softhca_has_srq(sdev)) {
 		attr->max_srq = caps->max_srq;
 		attr->max_srq_wr = caps->max_srq_wr;
 		attr->max_srq_sge = caps->max_sge;
 		attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
 	}
+	/* ib_device_attr has no count of XRC domains: MAX_XRCD stays ours. */
+	if (softhca_has_xrc(sdev))
+		attr->device_cap_flags |= IB_DEVICE_XRC;
 
 	return 0;
 }
@@ -367,5 +376,38 @@ int softhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 		ibdev_err_ratelimited(&sdev->ibdev,
 				      "DEALLOC_PD %u failed: %d\n", pd->pdn,
 				      err);
+	return 0;
+}
+
+/*
+ * ib_core shares one domain among the processes that open it by the same
+ * file, and allocates it once: it belongs to no context (spec §13.7).
+ */
+int softhca_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	struct softhca_dev *sdev = to_sdev(ibxrcd->device);
+	int err;
+
+	if (udata && !softhca_udata_req_ok(&sdev->ibdev, udata))
+		return -EINVAL;
+
+	err = softhca_cmd_alloc_xrcd(sdev, &to_sxrcd(ibxrcd)->xrcdn);
+	if (err)
+		ibdev_dbg(&sdev->ibdev, "ALLOC_XRCD failed: %d\n", err);
+	return err;
+}
+
+/* ib_core counts the domain's SRQs and QPs: BUSY here is a device fault. */
+int softhca_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	struct softhca_dev *sdev = to_sdev(ibxrcd->device);
+	struct softhca_xrcd *xrcd = to_sxrcd(ibxrcd);
+	int err;
+
+	err = softhca_cmd_dealloc_xrcd(sdev, xrcd->xrcdn);
+	if (err)
+		ibdev_err_ratelimited(&sdev->ibdev,
+				      "DEALLOC_XRCD %u failed: %d\n",
+				      xrcd->xrcdn, err);
 	return 0;
 }

@@ -35,6 +35,8 @@ DECLARE_DRV_CMD(softhca_create_ah, IB_USER_VERBS_CMD_CREATE_AH, empty,
 		softhca_ibv_create_ah_resp);
 DECLARE_DRV_CMD(softhca_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		softhca_ibv_create_srq, softhca_ibv_create_srq_resp);
+DECLARE_DRV_CMD(softhca_create_xsrq, IB_USER_VERBS_CMD_CREATE_XSRQ,
+		softhca_ibv_create_srq, softhca_ibv_create_srq_resp);
 DECLARE_DRV_CMD(softhca_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
 		softhca_ibv_modify_srq, empty);
 
@@ -94,6 +96,10 @@ struct softhca_wr_batch {
 	int err; /* the first error: wr_complete drops the batch */
 };
 
+/*
+ * An XRC receive QP, created or opened, lives in the kernel (spec §13.7):
+ * it has no rings, is not in the QP table, and names no CQ.
+ */
 struct softhca_qp {
 	struct verbs_qp vqp;
 	struct ibv_qp_cap cap; /* what the rings hold */
@@ -102,9 +108,12 @@ struct softhca_qp {
 	struct softhca_wr_batch wr; /* create_qp_ex with SEND_OPS_FLAGS */
 };
 
-/* A shared receive queue (spec §13.5); its slots come back by the record. */
+/*
+ * A shared receive queue (spec §13.5), or an XRC one (§13.7); its slots
+ * come back by the record.
+ */
 struct softhca_srq {
-	struct ibv_srq ibvsrq;
+	struct verbs_srq vsrq;
 	pthread_spinlock_t lock; /* held by post and by a resize */
 	struct softhca_buf buf;
 	struct softhca_wq_shape shape;
@@ -138,12 +147,18 @@ static inline struct softhca_cq *to_scq(struct ibv_cq *ibcq)
 
 static inline struct softhca_srq *to_ssrq(struct ibv_srq *ibsrq)
 {
-	return container_of(ibsrq, struct softhca_srq, ibvsrq);
+	return container_of(ibsrq, struct softhca_srq, vsrq.srq);
 }
 
 static inline struct softhca_qp *to_sqp(struct ibv_qp *ibqp)
 {
 	return container_of(ibqp, struct softhca_qp, vqp.qp);
+}
+
+/* A QP asking for no receive WRs has no RQ, and no buffer for it. */
+static inline bool softhca_has_rq(const struct softhca_qp *qp)
+{
+	return qp->cap.max_recv_wr;
 }
 
 /* softhca_verbs.c */
@@ -156,6 +171,9 @@ int softhca_query_port(struct ibv_context *ibctx, uint8_t port,
 		       struct ibv_port_attr *attr);
 struct ibv_pd *softhca_alloc_pd(struct ibv_context *ibctx);
 int softhca_dealloc_pd(struct ibv_pd *ibpd);
+struct ibv_xrcd *softhca_open_xrcd(struct ibv_context *ibctx,
+				   struct ibv_xrcd_init_attr *attr);
+int softhca_close_xrcd(struct ibv_xrcd *ibxrcd);
 struct ibv_mr *softhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			      uint64_t hca_va, int access);
 int softhca_dereg_mr(struct verbs_mr *vmr);
@@ -190,6 +208,8 @@ int softhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int softhca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		     int attr_mask, struct ibv_qp_init_attr *init_attr);
 int softhca_destroy_qp(struct ibv_qp *ibqp);
+struct ibv_qp *softhca_open_qp(struct ibv_context *ibctx,
+			       struct ibv_qp_open_attr *attr);
 
 /* softhca_post.c */
 int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
@@ -205,9 +225,18 @@ void softhca_wq_ring(struct softhca_qp *qp, struct softhca_wq *wq, uint32_t pi,
 int softhca_qp_ex_init(struct softhca_qp *qp,
 		       const struct ibv_qp_init_attr_ex *attr);
 
+/* softhca_mw.c */
+struct ibv_mw *softhca_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
+int softhca_dealloc_mw(struct ibv_mw *mw);
+int softhca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		    struct ibv_mw_bind *mw_bind);
+
 /* softhca_srq.c */
 struct ibv_srq *softhca_create_srq(struct ibv_pd *ibpd,
 				   struct ibv_srq_init_attr *attr);
+struct ibv_srq *softhca_create_srq_ex(struct ibv_context *ibctx,
+				      struct ibv_srq_init_attr_ex *attr);
+int softhca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
 int softhca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		       int attr_mask);
 int softhca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);

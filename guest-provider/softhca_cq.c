@@ -140,7 +140,9 @@ void softhca_cq_update_record(struct softhca_cq *cq)
 
 /*
  * A completion frees its WQE's slot and every earlier one of the same
- * queue.  CQEs of a QP already destroyed have no slots to free.
+ * queue.  CQEs of a QP already destroyed have no slots to free, nor have
+ * receives through an SRQ: an XRC SRQ's name a QP of the kernel, which is
+ * in no table here (spec §13.7), the SRQ records free their slots.
  */
 static void softhca_complete_wqe(struct softhca_context *ctx,
 				 const struct shca_cqe *cqe)
@@ -151,6 +153,8 @@ static void softhca_complete_wqe(struct softhca_context *ctx,
 	uint32_t ci;
 
 	if (!qp || qp->vqp.qp.qp_num != qpn)
+		return;
+	if (softhca_cqe_is_recv(cqe) && !softhca_has_rq(qp))
 		return;
 	wq = softhca_cqe_is_recv(cqe) ? &qp->rq : &qp->sq;
 	/* This CQ's lock makes poll the only writer of wq->ci. */

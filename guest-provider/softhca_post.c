@@ -44,11 +44,14 @@ void softhca_wq_ring(struct softhca_qp *qp, struct softhca_wq *wq, uint32_t pi,
 			      softhca_wq_doorbell(pi, qp->vqp.qp.qp_num));
 }
 
-/* IBA: no sends before RTS (the device would hold them until then) */
+/*
+ * IBA: no sends before RTS (the device would hold them until then), and
+ * none at all on an XRC receive QP, which has no SQ.
+ */
 bool softhca_sq_open(const struct ibv_qp *ibqp)
 {
 	return ibqp->state != IBV_QPS_RESET && ibqp->state != IBV_QPS_INIT &&
-	       ibqp->state != IBV_QPS_RTR;
+	       ibqp->state != IBV_QPS_RTR && ibqp->qp_type != IBV_QPT_XRC_RECV;
 }
 
 int softhca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,

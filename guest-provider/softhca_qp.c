@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * softhca rdma-core provider: queue pairs (spec §13.2, UD §17).  The rings
- * live in the process's memory; the driver pins them and the device reads
- * them.
+ * softhca rdma-core provider: queue pairs (spec §13.2, UD §17, XRC §13.7).
+ * The rings live in the process's memory; the driver pins them and the
+ * device reads them.  An XRC send QP is an RC QP without receive side; an
+ * XRC receive QP is the kernel's, in an XRC domain, without rings.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,10 +44,16 @@ static void softhca_wq_destroy(struct softhca_wq *wq)
 	softhca_buf_free(&wq->buf);
 }
 
-/* A QP asking for no receive WRs has no RQ, and no buffer for it. */
-static bool softhca_has_rq(const struct softhca_qp *qp)
+/* An XRC receive QP, created or opened, has no rings (spec §13.7). */
+static bool softhca_has_rings(const struct softhca_qp *qp)
 {
-	return qp->cap.max_recv_wr;
+	return qp->vqp.qp.qp_type != IBV_QPT_XRC_RECV;
+}
+
+/* The CQ of the QP's receives; an XRC send QP has its send CQ only. */
+static struct softhca_cq *softhca_recv_cq(struct softhca_qp *qp)
+{
+	return to_scq(qp->vqp.qp.recv_cq ?: qp->vqp.qp.send_cq);
 }
 
 /*
@@ -57,7 +64,7 @@ static bool softhca_has_rq(const struct softhca_qp *qp)
 static void softhca_lock_cqs(struct softhca_qp *qp)
 {
 	struct softhca_cq *scq = to_scq(qp->vqp.qp.send_cq);
-	struct softhca_cq *rcq = to_scq(qp->vqp.qp.recv_cq);
+	struct softhca_cq *rcq = softhca_recv_cq(qp);
 
 	if (scq == rcq) {
 		pthread_spin_lock(&scq->lock);
@@ -73,7 +80,7 @@ static void softhca_lock_cqs(struct softhca_qp *qp)
 static void softhca_unlock_cqs(struct softhca_qp *qp)
 {
 	struct softhca_cq *scq = to_scq(qp->vqp.qp.send_cq);
-	struct softhca_cq *rcq = to_scq(qp->vqp.qp.recv_cq);
+	struct softhca_cq *rcq = softhca_recv_cq(qp);
 
 	if (scq != rcq)
 		pthread_spin_unlock(&rcq->lock);
@@ -84,17 +91,61 @@ static void softhca_unlock_cqs(struct softhca_qp *qp)
 static void softhca_clean_cqs(struct softhca_qp *qp)
 {
 	struct softhca_cq *scq = to_scq(qp->vqp.qp.send_cq);
-	struct softhca_cq *rcq = to_scq(qp->vqp.qp.recv_cq);
+	struct softhca_cq *rcq = softhca_recv_cq(qp);
 
 	softhca_cq_clean(scq, qp->vqp.qp.qp_num);
 	if (rcq != scq)
 		softhca_cq_clean(rcq, qp->vqp.qp.qp_num);
 }
 
-/* What a QP takes besides its PD: no creation flags, the ibv_wr_* API. */
+/*
+ * What a QP takes besides its PD or XRC domain: no creation flags, the
+ * ibv_wr_* API.
+ */
 #define SOFTHCA_QP_INIT_ATTR_MASK                                              \
-	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |                 \
-	 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |                         \
+	 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+
+/*
+ * An XRC receive QP: the kernel creates it in the domain, without rings
+ * and, as a kernel object, without the driver data (spec §13.7).  Its
+ * completions name it, but free slots of XRC SRQs only, so poll_cq need not
+ * find it: it stays out of the QP table.
+ */
+static struct ibv_qp *
+softhca_create_xrc_recv_qp(struct ibv_context *ibctx,
+			   struct ibv_qp_init_attr_ex *attr)
+{
+	struct softhca_context *ctx = to_sctx(ibctx);
+	struct softhca_create_qp_ex_resp resp = {};
+	struct softhca_create_qp_ex cmd = {};
+	struct ibv_qp_init_attr_ex kattr = *attr;
+	struct softhca_qp *qp;
+	int err;
+
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		verbs_debug(&ctx->ibvctx, "XRC receive QPs do not send\n");
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	kattr.cap = (struct ibv_qp_cap){};
+	kattr.send_cq = NULL;
+	kattr.recv_cq = NULL;
+	kattr.srq = NULL;
+	err = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, &kattr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err) {
+		verbs_err(&ctx->ibvctx, "create_qp failed: %d\n", err);
+		free(qp);
+		errno = err;
+		return NULL;
+	}
+	attr->cap = qp->cap;
+	return &qp->vqp.qp;
+}
 
 /* create_qp and create_qp_ex */
 struct ibv_qp *softhca_create_qp_ex(struct ibv_context *ibctx,
@@ -105,6 +156,7 @@ struct ibv_qp *softhca_create_qp_ex(struct ibv_context *ibctx,
 	struct softhca_create_qp_ex cmd = {};
 	struct ibv_qp_init_attr_ex kattr = *attr;
 	bool dgram = attr->qp_type == IBV_QPT_UD;
+	bool xrc = attr->qp_type == IBV_QPT_XRC_SEND;
 	struct softhca_qp *qp;
 	bool record;
 	int err;
@@ -117,15 +169,24 @@ struct ibv_qp *softhca_create_qp_ex(struct ibv_context *ibctx,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return softhca_create_xrc_recv_qp(ibctx, attr);
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    !dgram) {
+	    !dgram && !xrc) {
 		verbs_debug(&ctx->ibvctx, "QP type %d not supported\n",
 			    attr->qp_type);
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	/* A QP with an SRQ has no RQ: its receive caps are ignored (IBA). */
-	if (attr->srq) {
+	/*
+	 * A QP with an SRQ has no RQ: its receive caps are ignored (IBA); an
+	 * XRC send QP has no receive side at all.
+	 */
+	if (xrc) {
+		kattr.recv_cq = NULL;
+		kattr.srq = NULL;
+	}
+	if (kattr.srq || xrc) {
 		kattr.cap.max_recv_wr = 0;
 		kattr.cap.max_recv_sge = 0;
 	}
@@ -156,6 +217,7 @@ struct ibv_qp *softhca_create_qp_ex(struct ibv_context *ibctx,
 		.max_inline = kattr.cap.max_inline_data,
 		.sig_all = attr->sq_sig_all,
 		.dgram = dgram,
+		.xrc = xrc,
 	};
 	qp->rq.lim.max_sge = kattr.cap.max_recv_sge;
 
@@ -264,7 +326,8 @@ int softhca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	err = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
 	if (err)
 		return err;
-	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
+	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET &&
+	    softhca_has_rings(to_sqp(ibqp)))
 		softhca_reset_wqs(to_sqp(ibqp));
 	return 0;
 }
@@ -295,6 +358,10 @@ int softhca_destroy_qp(struct ibv_qp *ibqp)
 	err = ibv_cmd_destroy_qp(ibqp);
 	if (err)
 		return err;
+	if (!softhca_has_rings(qp)) {
+		free(qp);
+		return 0;
+	}
 
 	pthread_mutex_lock(&ctx->qp_table_lock);
 	softhca_lock_cqs(qp);
@@ -308,4 +375,26 @@ int softhca_destroy_qp(struct ibv_qp *ibqp)
 	softhca_wq_destroy(&qp->sq);
 	free(qp);
 	return 0;
+}
+
+/* Another process's XRC receive QP, in a domain this one has opened too. */
+struct ibv_qp *softhca_open_qp(struct ibv_context *ibctx,
+			       struct ibv_qp_open_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp;
+	struct ibv_open_qp cmd;
+	struct softhca_qp *qp;
+	int err;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	err = ibv_cmd_open_qp(ibctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
+			      sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(qp);
+		errno = err;
+		return NULL;
+	}
+	return &qp->vqp.qp;
 }

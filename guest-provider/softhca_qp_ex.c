@@ -20,7 +20,8 @@
 #define SOFTHCA_RC_SEND_OPS                                                    \
 	(SOFTHCA_UC_SEND_OPS | IBV_QP_EX_WITH_SEND_WITH_INV |                  \
 	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |        \
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW |        \
+	 IBV_QP_EX_WITH_LOCAL_INV)
 #define SOFTHCA_UD_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
 static struct softhca_qp *ex_to_sqp(struct ibv_qp_ex *ibqpx)
@@ -163,6 +164,31 @@ static void softhca_wr_atomic_fetch_add(struct ibv_qp_ex *ibqpx, uint32_t rkey,
 			  add, 0);
 }
 
+static void softhca_wr_bind_mw(struct ibv_qp_ex *ibqpx, struct ibv_mw *mw,
+			       uint32_t rkey,
+			       const struct ibv_mw_bind_info *bind_info)
+{
+	struct shca_send_wqe *wqe = softhca_wr_begin(ibqpx, SHCA_WR_BIND_MW);
+	struct softhca_qp *qp = ex_to_sqp(ibqpx);
+
+	if (wqe)
+		softhca_wr_fail(qp, softhca_wqe_set_bind(wqe, mw->rkey, rkey,
+							 bind_info,
+							 &qp->sq.lim));
+}
+
+static void softhca_wr_local_inv(struct ibv_qp_ex *ibqpx,
+				 uint32_t invalidate_rkey)
+{
+	struct shca_send_wqe *wqe = softhca_wr_begin(ibqpx, SHCA_WR_LOCAL_INV);
+	struct softhca_qp *qp = ex_to_sqp(ibqpx);
+
+	if (wqe)
+		softhca_wr_fail(qp, softhca_wqe_set_local_inv(wqe,
+							      invalidate_rkey,
+							      &qp->sq.lim));
+}
+
 static void softhca_wr_set_ud_addr(struct ibv_qp_ex *ibqpx, struct ibv_ah *ah,
 				   uint32_t remote_qpn, uint32_t remote_qkey)
 {
@@ -172,6 +198,16 @@ static void softhca_wr_set_ud_addr(struct ibv_qp_ex *ibqpx, struct ibv_ah *ah,
 		softhca_wr_fail(qp,
 				softhca_wqe_set_ud(qp->wr.wqe, ah, remote_qpn,
 						   remote_qkey, &qp->sq.lim));
+}
+
+static void softhca_wr_set_xrc_srqn(struct ibv_qp_ex *ibqpx,
+				    uint32_t remote_srqn)
+{
+	struct softhca_qp *qp = ex_to_sqp(ibqpx);
+
+	if (qp->wr.wqe)
+		softhca_wr_fail(qp,
+				softhca_wqe_set_xrc(qp->wr.wqe, remote_srqn));
 }
 
 static void softhca_wr_set_sge_list(struct ibv_qp_ex *ibqpx, size_t num_sge,
@@ -219,9 +255,8 @@ static void softhca_wr_set_inline_data(struct ibv_qp_ex *ibqpx, void *addr,
 
 /*
  * Give the QP the ibv_wr_* calls of attr->send_ops_flags; EOPNOTSUPP for
- * an operation the device does not carry on the QP's type: memory windows,
- * local invalidation (the kernel's only, spec §18), atomic write, flush,
- * TSO.
+ * an operation the device does not carry on the QP's type: memory windows
+ * and their local invalidation on UC and UD, atomic write, flush, TSO.
  */
 int softhca_qp_ex_init(struct softhca_qp *qp,
 		       const struct ibv_qp_init_attr_ex *attr)
@@ -232,6 +267,7 @@ int softhca_qp_ex_init(struct softhca_qp *qp,
 
 	switch (attr->qp_type) {
 	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND:
 		supported = SOFTHCA_RC_SEND_OPS;
 		break;
 	case IBV_QPT_UC:
@@ -262,9 +298,15 @@ int softhca_qp_ex_init(struct softhca_qp *qp,
 		qpx->wr_atomic_cmp_swp = softhca_wr_atomic_cmp_swp;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		qpx->wr_atomic_fetch_add = softhca_wr_atomic_fetch_add;
+	if (ops & IBV_QP_EX_WITH_BIND_MW)
+		qpx->wr_bind_mw = softhca_wr_bind_mw;
+	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
+		qpx->wr_local_inv = softhca_wr_local_inv;
 
 	if (attr->qp_type == IBV_QPT_UD)
 		qpx->wr_set_ud_addr = softhca_wr_set_ud_addr;
+	if (attr->qp_type == IBV_QPT_XRC_SEND)
+		qpx->wr_set_xrc_srqn = softhca_wr_set_xrc_srqn;
 	qpx->wr_set_sge = softhca_wr_set_sge;
 	qpx->wr_set_sge_list = softhca_wr_set_sge_list;
 	qpx->wr_set_inline_data = softhca_wr_set_inline_data;

@@ -164,6 +164,10 @@ static int to_wqe_opcode(enum ibv_wr_opcode opcode)
 		return SHCA_WR_ATOMIC_CMP_SWP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return SHCA_WR_ATOMIC_FETCH_ADD;
+	case IBV_WR_LOCAL_INV:
+		return SHCA_WR_LOCAL_INV;
+	case IBV_WR_BIND_MW:
+		return SHCA_WR_BIND_MW;
 	default:
 		return -1;
 	}
@@ -266,6 +270,21 @@ int softhca_wqe_set_ud(struct shca_send_wqe *wqe, struct ibv_ah *ah,
 	return 0;
 }
 
+/*
+ * The XRC SRQ that receives the WQE's message (spec §13.7), 24 bits as the
+ * XRCETH carries it.  Binds and invalidations are local: they name none,
+ * and a bind's layout has no remote_qpn.
+ */
+int softhca_wqe_set_xrc(struct shca_send_wqe *wqe, uint32_t remote_srqn)
+{
+	if (wqe->opcode == SHCA_WR_BIND_MW || wqe->opcode == SHCA_WR_LOCAL_INV)
+		return 0;
+	if (remote_srqn >> 24)
+		return EINVAL;
+	wqe->remote_qpn = htole32(remote_srqn);
+	return 0;
+}
+
 int softhca_wqe_set_sges(struct shca_send_wqe *wqe, const struct ibv_sge *sg,
 			 size_t num_sge, const struct softhca_wqe_limits *lim)
 {
@@ -306,6 +325,46 @@ int softhca_wqe_add_inline(struct shca_send_wqe *wqe, const void *addr,
  * verbs forbid or the queue cannot hold, EOPNOTSUPP for an opcode the
  * device lacks) the slot's content is undefined.
  */
+/*
+ * BIND_MW (spec §13.6): the window's key now, the key it gets, and the
+ * range of the MR it is bound to (none, length 0: unbind a type 1).
+ */
+int softhca_wqe_set_bind(struct shca_send_wqe *wqe, uint32_t mw_rkey,
+			 uint32_t new_rkey, const struct ibv_mw_bind_info *info,
+			 const struct softhca_wqe_limits *lim)
+{
+	struct shca_bind_mw_wqe *bind = (struct shca_bind_mw_wqe *)wqe;
+	unsigned int access = info->mw_access_flags;
+	uint32_t hw = 0;
+
+	if (lim->dgram || (access & ~SOFTHCA_MW_IBV_ACCESS) ||
+	    (!info->mr && (info->addr || info->length)))
+		return EINVAL;
+	if (access & IBV_ACCESS_REMOTE_WRITE)
+		hw |= SHCA_ACCESS_REMOTE_WRITE;
+	if (access & IBV_ACCESS_REMOTE_READ)
+		hw |= SHCA_ACCESS_REMOTE_READ;
+	if (access & IBV_ACCESS_REMOTE_ATOMIC)
+		hw |= SHCA_ACCESS_REMOTE_ATOMIC;
+	bind->mw_key = htole32(mw_rkey);
+	bind->new_key = htole32(new_rkey);
+	bind->mr_key = htole32(info->mr ? info->mr->lkey : 0);
+	bind->access = htole32(hw);
+	bind->addr = htole64(info->addr);
+	bind->length = htole64(info->length);
+	return 0;
+}
+
+/* LOCAL_INV of a window (spec §13.6): imm holds the key, little-endian. */
+int softhca_wqe_set_local_inv(struct shca_send_wqe *wqe, uint32_t rkey,
+			      const struct softhca_wqe_limits *lim)
+{
+	if (lim->dgram)
+		return EINVAL;
+	wqe->imm = htole32(rkey);
+	return 0;
+}
+
 int softhca_build_send_wqe(void *slot, const struct ibv_send_wr *wr,
 			   const struct softhca_wqe_limits *lim)
 {
@@ -321,6 +380,13 @@ int softhca_build_send_wqe(void *slot, const struct ibv_send_wr *wr,
 
 	wqe = softhca_wqe_init(slot, wr->wr_id, opcode, wr->send_flags, lim);
 	switch (opcode) {
+	case SHCA_WR_BIND_MW:
+		/* no data: a window's bind is all in the WQE */
+		return softhca_wqe_set_bind(wqe, wr->bind_mw.mw->rkey,
+					    wr->bind_mw.rkey,
+					    &wr->bind_mw.bind_info, lim);
+	case SHCA_WR_LOCAL_INV:
+		return softhca_wqe_set_local_inv(wqe, wr->invalidate_rkey, lim);
 	case SHCA_WR_SEND_IMM:
 		softhca_wqe_set_imm(wqe, wr->imm_data);
 		break;
@@ -347,6 +413,8 @@ int softhca_build_send_wqe(void *slot, const struct ibv_send_wr *wr,
 		err = softhca_wqe_set_ud(wqe, wr->wr.ud.ah,
 					 wr->wr.ud.remote_qpn,
 					 wr->wr.ud.remote_qkey, lim);
+	if (!err && lim->xrc)
+		err = softhca_wqe_set_xrc(wqe, wr->qp_type.xrc.remote_srqn);
 	if (err)
 		return err;
 

@@ -90,6 +90,7 @@ struct softhca_wqe_limits {
 	uint32_t max_inline;
 	bool sig_all; /* sq_sig_all: every send WQE is signaled */
 	bool dgram; /* UD: an AV follows each send WQE's header (spec §15) */
+	bool xrc; /* XRC_SEND: each send WQE names its XRC SRQ (spec §13.7) */
 };
 
 /*
@@ -116,8 +117,9 @@ int softhca_build_send_wqe(void *slot, const struct ibv_send_wr *wr,
 /*
  * The steps that build a send WQE, for post_send (softhca_build_send_wqe)
  * and the ibv_wr_* API alike, in this order: the header; the opcode's
- * fields; on a UD QP the destination; then the data, SGEs or inline
- * buffers.  A step that fails (EINVAL) leaves the WQE undefined.
+ * fields; on a UD QP the destination, on an XRC send QP the XRC SRQ; then
+ * the data, SGEs or inline buffers.  A step that fails (EINVAL) leaves the
+ * WQE undefined.
  */
 struct shca_send_wqe *softhca_wqe_init(void *slot, uint64_t wr_id,
 				       uint8_t opcode, unsigned int send_flags,
@@ -132,6 +134,20 @@ int softhca_wqe_set_atomic(struct shca_send_wqe *wqe, uint32_t rkey,
 int softhca_wqe_set_ud(struct shca_send_wqe *wqe, struct ibv_ah *ah,
 		       uint32_t remote_qpn, uint32_t remote_qkey,
 		       const struct softhca_wqe_limits *lim);
+int softhca_wqe_set_xrc(struct shca_send_wqe *wqe, uint32_t remote_srqn);
+/*
+ * The rights a bind may name: the remote ones a window grants, and local
+ * write, which means nothing for a window (pyverbs and rxe pass it); not
+ * zero-based windows.
+ */
+#define SOFTHCA_MW_IBV_ACCESS                                                  \
+	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |                    \
+	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE)
+int softhca_wqe_set_bind(struct shca_send_wqe *wqe, uint32_t mw_rkey,
+			 uint32_t new_rkey, const struct ibv_mw_bind_info *info,
+			 const struct softhca_wqe_limits *lim);
+int softhca_wqe_set_local_inv(struct shca_send_wqe *wqe, uint32_t rkey,
+			      const struct softhca_wqe_limits *lim);
 int softhca_wqe_set_sges(struct shca_send_wqe *wqe, const struct ibv_sge *sg,
 			 size_t num_sge, const struct softhca_wqe_limits *lim);
 int softhca_wqe_set_inline(struct shca_send_wqe *wqe);

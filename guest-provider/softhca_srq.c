@@ -5,7 +5,9 @@
  * post_srq_recv writes WQEs and rings the SRQ doorbell, no system call.
  * The record's count of WQEs the device has taken frees their slots:
  * completions come in any order, through the CQs of the QPs that took
- * them, so they free nothing here.
+ * them, so they free nothing here.  An XRC SRQ (spec §13.7) is the same
+ * ring in an XRC domain; the kernel's XRC receive QPs take from it, and
+ * its completions go to its own CQ.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -46,12 +48,47 @@ static void softhca_srq_set_record(struct softhca_srq *srq)
 			softhca_srq_ring_size(&srq->shape));
 }
 
-struct ibv_srq *softhca_create_srq(struct ibv_pd *ibpd,
-				   struct ibv_srq_init_attr *attr)
+/*
+ * The kernel's part: create_srq_ex's command, for an XRC SRQ or a basic
+ * one, or the legacy command, with the same driver data.  The legacy
+ * attributes are the extended ones' first fields, as ibv_create_srq_ex()
+ * relies on too.
+ */
+static int softhca_cmd_create_srq(struct ibv_context *ibctx,
+				  struct ibv_srq_init_attr_ex *attr, bool ex,
+				  const struct softhca_ibv_create_srq *req,
+				  struct softhca_srq *srq)
 {
-	struct softhca_context *ctx = to_sctx(ibpd->context);
-	struct softhca_create_srq_resp resp = {};
-	struct softhca_create_srq cmd = {};
+	int err;
+
+	if (ex) {
+		struct softhca_create_xsrq_resp resp = {};
+		struct softhca_create_xsrq cmd = { .drv_payload = *req };
+
+		err = ibv_cmd_create_srq_ex(ibctx, &srq->vsrq, attr,
+					    &cmd.ibv_cmd, sizeof(cmd),
+					    &resp.ibv_resp, sizeof(resp));
+		srq->srqn = resp.srqn;
+	} else {
+		struct softhca_create_srq_resp resp = {};
+		struct softhca_create_srq cmd = { .drv_payload = *req };
+
+		err = ibv_cmd_create_srq(attr->pd, &srq->vsrq.srq,
+					 (struct ibv_srq_init_attr *)attr,
+					 &cmd.ibv_cmd, sizeof(cmd),
+					 &resp.ibv_resp, sizeof(resp));
+		srq->srqn = resp.srqn;
+	}
+	return err;
+}
+
+/* An SRQ for create_srq or, with ex, create_srq_ex, which checked attr. */
+static struct softhca_srq *softhca_srq_create(struct ibv_context *ibctx,
+					      struct ibv_srq_init_attr_ex *attr,
+					      bool ex)
+{
+	struct softhca_context *ctx = to_sctx(ibctx);
+	struct softhca_ibv_create_srq req = {};
 	struct softhca_srq *srq;
 	int err;
 
@@ -69,18 +106,16 @@ struct ibv_srq *softhca_create_srq(struct ibv_pd *ibpd,
 	srq->lim.max_sge = attr->attr.max_sge;
 	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
 
-	cmd.log_size = srq->shape.log_size;
-	cmd.wqe_shift = srq->shape.wqe_shift;
-	cmd.buf_addr = (uintptr_t)srq->buf.addr;
-	cmd.buf_size = srq->buf.size;
-	err = ibv_cmd_create_srq(ibpd, &srq->ibvsrq, attr, &cmd.ibv_cmd,
-				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	req.log_size = srq->shape.log_size;
+	req.wqe_shift = srq->shape.wqe_shift;
+	req.buf_addr = (uintptr_t)srq->buf.addr;
+	req.buf_size = srq->buf.size;
+	err = softhca_cmd_create_srq(ibctx, attr, ex, &req, srq);
 	if (err) {
 		verbs_err(&ctx->ibvctx, "create_srq failed: %d\n", err);
 		goto err_buf;
 	}
-	srq->srqn = resp.srqn;
-	return &srq->ibvsrq;
+	return srq;
 
 err_buf:
 	pthread_spin_destroy(&srq->lock);
@@ -89,6 +124,65 @@ err_free:
 	free(srq);
 	errno = err;
 	return NULL;
+}
+
+struct ibv_srq *softhca_create_srq(struct ibv_pd *ibpd,
+				   struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex attr_ex = {
+		.srq_context = attr->srq_context,
+		.attr = attr->attr,
+		.comp_mask = IBV_SRQ_INIT_ATTR_PD,
+		.pd = ibpd,
+	};
+	struct softhca_srq *srq;
+
+	srq = softhca_srq_create(ibpd->context, &attr_ex, false);
+	if (!srq)
+		return NULL;
+	attr->attr = attr_ex.attr;
+	return &srq->vsrq.srq;
+}
+
+/* What create_srq_ex takes: basic and XRC SRQs, no tag matching. */
+#define SOFTHCA_SRQ_INIT_ATTR_MASK                                             \
+	(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |                       \
+	 IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ)
+
+/* libibverbs checks that an XRC SRQ comes with its domain and CQ. */
+struct ibv_srq *softhca_create_srq_ex(struct ibv_context *ibctx,
+				      struct ibv_srq_init_attr_ex *attr)
+{
+	enum ibv_srq_type type = attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE ?
+					 attr->srq_type :
+					 IBV_SRQT_BASIC;
+	struct softhca_srq *srq;
+
+	if ((attr->comp_mask & ~SOFTHCA_SRQ_INIT_ATTR_MASK) ||
+	    (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC)) {
+		verbs_debug(&to_sctx(ibctx)->ibvctx,
+			    "SRQ attributes %#x, type %d not supported\n",
+			    attr->comp_mask, type);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = softhca_srq_create(ibctx, attr, true);
+	return srq ? &srq->vsrq.srq : NULL;
+}
+
+/* The number senders name in the XRCETH, as the kernel returned it. */
+int softhca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	struct softhca_srq *srq = to_ssrq(ibsrq);
+
+	if (srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return EINVAL;
+	*srq_num = srq->vsrq.srq_num;
+	return 0;
 }
 
 /*

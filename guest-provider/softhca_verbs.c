@@ -103,6 +103,41 @@ int softhca_dealloc_pd(struct ibv_pd *ibpd)
 	return 0;
 }
 
+/* The kernel shares a domain among the processes that open its file. */
+struct ibv_xrcd *softhca_open_xrcd(struct ibv_context *ibctx,
+				   struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp = {};
+	struct ibv_open_xrcd cmd = {};
+	struct verbs_xrcd *xrcd;
+	int err;
+
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd)
+		return NULL;
+
+	err = ibv_cmd_open_xrcd(ibctx, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(xrcd);
+		errno = err;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+int softhca_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct verbs_xrcd *xrcd = container_of(ibxrcd, struct verbs_xrcd, xrcd);
+	int err;
+
+	err = ibv_cmd_close_xrcd(xrcd);
+	if (err)
+		return err;
+	free(xrcd);
+	return 0;
+}
+
 struct ibv_mr *softhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			      uint64_t hca_va, int access)
 {

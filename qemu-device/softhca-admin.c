@@ -196,6 +196,8 @@ static size_t softhca_rdma_payload_len(uint8_t opcode)
     case SHCA_AQ_DEREG_MR:
     case SHCA_AQ_QUERY_SRQ:
     case SHCA_AQ_DESTROY_SRQ:
+    case SHCA_AQ_ALLOC_XRCD:
+    case SHCA_AQ_DEALLOC_XRCD:
         return sizeof(struct shca_aq_handle);
     case SHCA_AQ_CREATE_SRQ:
         return sizeof(struct shca_aq_create_srq);
@@ -227,6 +229,12 @@ static size_t softhca_cmd_payload_len(SofthcaState *s, uint8_t opcode)
     case SHCA_AQ_ATTACH_MCAST:
     case SHCA_AQ_DETACH_MCAST:
         return softhca_has_dgram(s) ? sizeof(struct shca_aq_mcast)
+                                    : SIZE_MAX;
+    case SHCA_AQ_ALLOC_MW:
+        return softhca_has_dgram(s) ? sizeof(struct shca_aq_alloc_mw)
+                                    : SIZE_MAX;
+    case SHCA_AQ_DEALLOC_MW:
+        return softhca_has_dgram(s) ? sizeof(struct shca_aq_handle)
                                     : SIZE_MAX;
     default:
         return s->caps_qp ? softhca_rdma_payload_len(opcode) : SIZE_MAX;
@@ -304,6 +312,14 @@ static uint8_t softhca_exec(SofthcaState *s, const struct shca_aq_entry *cmd,
         return softhca_srq_query(s, handle, result);
     case SHCA_AQ_DESTROY_SRQ:
         return softhca_srq_destroy(s, handle);
+    case SHCA_AQ_ALLOC_MW:
+        return softhca_mw_alloc(s, &cmd->alloc_mw, result);
+    case SHCA_AQ_DEALLOC_MW:
+        return softhca_mw_dealloc(s, handle);
+    case SHCA_AQ_ALLOC_XRCD:
+        return softhca_xrcd_alloc(s, handle, result);
+    case SHCA_AQ_DEALLOC_XRCD:
+        return softhca_xrcd_dealloc(s, handle);
     default:
         g_assert_not_reached();
     }

@@ -27,6 +27,7 @@ static const uint8_t softhca_cqe_opcode[] = {
     [SHCA_WR_ATOMIC_FETCH_ADD] = SHCA_CQE_OP_FETCH_ADD,
     [SHCA_WR_REG_MR] = SHCA_CQE_OP_REG_MR,
     [SHCA_WR_LOCAL_INV] = SHCA_CQE_OP_LOCAL_INV,
+    [SHCA_WR_BIND_MW] = SHCA_CQE_OP_BIND_MW,
 };
 
 static uint32_t softhca_op_last_psn(const SofthcaSendOp *op)
@@ -86,6 +87,16 @@ void softhca_comp_advance(SofthcaState *s, SofthcaQp *qp, uint32_t acked)
         }
         softhca_comp_one(s, qp, SHCA_CQE_SUCCESS);
     }
+    softhca_comp_sqd_drained(s, qp);
+}
+
+void softhca_comp_sqd_drained(SofthcaState *s, SofthcaQp *qp)
+{
+    if (qp->state == SHCA_QPS_SQD && qp->tp.sqd_notify &&
+        qp->tp.sq_comp == qp->sq.ci) {
+        qp->tp.sqd_notify = false;
+        softhca_eq_post(s, 0, SHCA_EQE_SQ_DRAINED, qp->qpn, 0);
+    }
 }
 
 /* Fail the oldest WQE: the peer refused it, or retries ran out. */
@@ -105,7 +116,7 @@ void softhca_comp_timer_update(SofthcaState *s, SofthcaQp *qp)
     if (tp->rnr_wait) {
         return;
     }
-    if (qp->type != SHCA_QPT_RC || !ns || tp->sq_comp == qp->sq.ci) {
+    if (!softhca_qp_is_rc(qp) || !ns || tp->sq_comp == qp->sq.ci) {
         timer_del(tp->retry_timer);
     } else if (!timer_pending(tp->retry_timer)) {
         timer_mod(tp->retry_timer,
@@ -169,7 +180,7 @@ void softhca_comp_timer_cb(void *opaque)
     SofthcaQpTransport *tp = &qp->tp;
     SofthcaState *s = tp->s;
 
-    if (qp->state != SHCA_QPS_RTS && qp->state != SHCA_QPS_SQD) {
+    if (!softhca_tp_sends(qp)) {
         return;
     }
     if (tp->rnr_wait) {
@@ -218,7 +229,7 @@ static void softhca_comp_ack(SofthcaState *s, SofthcaQp *qp,
     case SOFTHCA_AETH_ACK:
         softhca_comp_progress(s, qp, softhca_psn_add(psn, 1));
         head = softhca_req_op(qp, tp->sq_comp);
-        if (qp->state == SHCA_QPS_RTS && tp->sq_comp != qp->sq.ci &&
+        if (softhca_tp_sends(qp) && tp->sq_comp != qp->sq.ci &&
             softhca_wr_is_read_atomic(head->wqe.opcode) && !head->done &&
             softhca_psn_diff(psn, softhca_op_last_psn(head)) >= 0) {
             /* acknowledged past a READ or atomic: its responses got lost */
@@ -229,14 +240,14 @@ static void softhca_comp_ack(SofthcaState *s, SofthcaQp *qp,
         break;
     case SOFTHCA_AETH_RNR_NAK:
         softhca_comp_progress(s, qp, psn);
-        if (qp->state == SHCA_QPS_RTS) {
+        if (softhca_tp_sends(qp)) {
             softhca_comp_rnr(s, qp, psn, syn & SOFTHCA_AETH_VALUE_MASK);
         }
         return;
     case SOFTHCA_AETH_NAK:
         s->rdma_stats[SHCA_STAT_NAKS_RECEIVED]++;
         softhca_comp_progress(s, qp, psn);
-        if (qp->state != SHCA_QPS_RTS) {
+        if (!softhca_tp_sends(qp)) {
             return;
         }
         switch (syn) {
@@ -327,7 +338,7 @@ void softhca_comp_receive(SofthcaState *s, SofthcaQp *qp,
     }
     /* a response implicitly acknowledges every request before it */
     softhca_comp_advance(s, qp, softhca_psn_add(psn, -1));
-    if (qp->state != SHCA_QPS_RTS || tp->sq_comp == qp->sq.ci) {
+    if (!softhca_tp_sends(qp) || tp->sq_comp == qp->sq.ci) {
         return;
     }
     op = softhca_req_op(qp, tp->sq_comp);
@@ -374,11 +385,11 @@ void softhca_comp_receive(SofthcaState *s, SofthcaQp *qp,
         softhca_comp_fail(s, qp, SHCA_CQE_BAD_RESP_ERR);
         return;
     }
-    if (qp->state != SHCA_QPS_RTS) {
+    if (!softhca_tp_sends(qp)) {
         return;
     }
     softhca_comp_progress(s, qp, softhca_psn_add(psn, 1));
-    if (qp->state == SHCA_QPS_RTS) {
+    if (softhca_tp_sends(qp)) {
         softhca_req_run(s, qp);
     }
 }

@@ -143,12 +143,26 @@ static bool softhca_mr_fast_register(SofthcaState *s, SofthcaQp *qp,
 uint8_t softhca_mr_local_op(SofthcaState *s, SofthcaQp *qp,
                             const uint8_t *raw)
 {
+    uint32_t key = ldl_le_p(raw + offsetof(struct shca_send_wqe, imm));
     struct shca_fast_reg_wqe w;
     SofthcaMr *mr;
 
     memcpy(&w, raw, sizeof(w));
-    /* kernel consumers only, on connected QPs */
-    if (!softhca_has_dgram(s) || qp->uctx != 0 || softhca_qp_is_ud(qp)) {
+    /* on connected QPs; windows of any context (spec §13.6) */
+    if (!softhca_has_dgram(s) || softhca_qp_is_ud(qp)) {
+        return SHCA_CQE_LOC_QP_OP_ERR;
+    }
+    if (w.opcode == SHCA_WR_BIND_MW) {
+        return softhca_mw_bind(s, qp, raw);
+    }
+    mr = w.opcode == SHCA_WR_LOCAL_INV ? softhca_mw_type2(s, qp, key, false)
+                                       : NULL;
+    if (mr) {
+        softhca_mw_invalidate(s, mr);
+        return SHCA_CQE_SUCCESS;
+    }
+    /* fast registration: kernel consumers only */
+    if (qp->uctx != 0) {
         return SHCA_CQE_LOC_QP_OP_ERR;
     }
     if (w.opcode == SHCA_WR_REG_MR) {
@@ -160,9 +174,7 @@ uint8_t softhca_mr_local_op(SofthcaState *s, SofthcaQp *qp,
         return SHCA_CQE_SUCCESS;
     }
     /* LOCAL_INV: imm holds the key, little-endian */
-    mr = softhca_mr_fast_valid(s, qp->pdn,
-                               ldl_le_p(raw + offsetof(struct shca_send_wqe,
-                                                       imm)));
+    mr = softhca_mr_fast_valid(s, qp->pdn, key);
     if (!mr) {
         qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: LOCAL_INV of a key "
                       "that is not a valid fast-registration MR\n", qp->qpn);

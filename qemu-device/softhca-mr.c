@@ -17,6 +17,7 @@
                                  SHCA_ACCESS_REMOTE_WRITE | \
                                  SHCA_ACCESS_REMOTE_READ | \
                                  SHCA_ACCESS_REMOTE_ATOMIC | \
+                                 SHCA_ACCESS_MW_BIND | \
                                  SHCA_ACCESS_PHYS)
 
 uint32_t softhca_mr_key(const SofthcaState *s, const SofthcaMr *mr)
@@ -25,7 +26,7 @@ uint32_t softhca_mr_key(const SofthcaState *s, const SofthcaMr *mr)
 }
 
 /* The lowest free MR index (from 1), or NULL. */
-static SofthcaMr *softhca_mr_free_slot(SofthcaState *s)
+SofthcaMr *softhca_mr_free_slot(SofthcaState *s)
 {
     for (uint32_t i = 1; i < SOFTHCA_MR_TABLE; i++) {
         if (!s->mrs[i].valid) {
@@ -124,7 +125,7 @@ uint8_t softhca_mr_reg(SofthcaState *s, const struct shca_aq_reg_mr *c,
     return SHCA_AQ_OK;
 }
 
-static void softhca_mr_free(SofthcaState *s, SofthcaMr *mr)
+void softhca_mr_free(SofthcaState *s, SofthcaMr *mr)
 {
     uint8_t tag = mr->tag;
 
@@ -147,8 +148,11 @@ uint8_t softhca_mr_dereg(SofthcaState *s, uint32_t key)
         s->mrs[index].valid && s->mrs[index].fast_reg) {
         mr = &s->mrs[index];
     }
-    if (!mr) {
+    if (!mr || mr->mw_type) {
         return SHCA_AQ_BAD_HANDLE;
+    }
+    if (mr->mws_bound) {
+        return SHCA_AQ_BUSY;            /* windows are bound to it */
     }
     softhca_mr_free(s, mr);
     trace_softhca_mr_dereg(key);
@@ -171,15 +175,16 @@ static bool softhca_mem_rw(SofthcaState *s, uint64_t addr, void *buf,
                     : softhca_dma_read(s, addr, buf, len);
 }
 
-SofthcaMemStatus softhca_mem_copy(SofthcaState *s, uint32_t pdn, uint32_t key,
-                                  uint64_t addr, void *buf, uint64_t len,
-                                  uint32_t access, bool to_guest)
+SofthcaMemStatus softhca_mem_copy(SofthcaState *s, const SofthcaQp *qp,
+                                  uint32_t key, uint64_t addr, void *buf,
+                                  uint64_t len, uint32_t access, bool to_guest)
 {
     SofthcaMr *mr = softhca_mr_lookup(s, key);
     uint8_t *p = buf;
     uint64_t off;
 
-    if (!mr || mr->pdn != pdn || (mr->fast_reg && !mr->fast_valid)) {
+    if (!mr || mr->pdn != qp->pdn || (mr->fast_reg && !mr->fast_valid) ||
+        (mr->mw_type && !softhca_mw_usable(mr, qp, access))) {
         trace_softhca_err_mem(key, addr, len, SOFTHCA_MEM_BAD_KEY);
         return SOFTHCA_MEM_BAD_KEY;
     }
@@ -195,6 +200,10 @@ SofthcaMemStatus softhca_mem_copy(SofthcaState *s, uint32_t pdn, uint32_t key,
     }
     if (len == 0) {
         return SOFTHCA_MEM_OK;
+    }
+    if (mr->mw_type) {
+        /* the window's range lies in the MR, which outlives the binding */
+        mr = &s->mrs[mr->mw_mr];
     }
     if (mr->access & SHCA_ACCESS_PHYS) {
         if (!softhca_mem_rw(s, addr, p, len, to_guest)) {

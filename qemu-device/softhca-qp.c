@@ -22,7 +22,7 @@
                                  SHCA_ACCESS_REMOTE_WRITE | \
                                  SHCA_ACCESS_REMOTE_READ | \
                                  SHCA_ACCESS_REMOTE_ATOMIC)
-#define SOFTHCA_QP_ATTR_ALL     ((SHCA_QP_ATTR_QKEY << 1) - 1)
+#define SOFTHCA_QP_ATTR_ALL     ((SHCA_QP_ATTR_SQD_NOTIFY << 1) - 1)
 
 SofthcaQp *softhca_qp_get(SofthcaState *s, uint32_t qpn)
 {
@@ -80,7 +80,7 @@ bool softhca_av_ok(SofthcaState *s, const struct shca_av *av)
            !(av->flow_label & ~SOFTHCA_FLOW_LABEL_MASK);
 }
 
-static uint8_t softhca_qp_alloc(SofthcaState *s, uint8_t type, uint32_t *qpn)
+uint8_t softhca_qp_alloc(SofthcaState *s, uint8_t type, uint32_t *qpn)
 {
     uint32_t i;
 
@@ -117,13 +117,20 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
     SofthcaQp *qp;
     uint8_t status;
 
+    if (c->type == SHCA_QPT_XRC_TGT && s->caps_qp) {
+        return softhca_xrc_tgt_create(s, c, qpn);
+    }
     if (!softhca_uctx_ok(s, uctx) || !softhca_pd_ok(s, pdn) || !scq ||
         !rcq || (with_srq && !srq)) {
         return SHCA_AQ_BAD_HANDLE;
     }
     if (scq->uctx != uctx || rcq->uctx != uctx || s->pd_uctx[pdn] != uctx ||
         (c->type != SHCA_QPT_RC && c->type != SHCA_QPT_UC &&
-         c->type != SHCA_QPT_UD && c->type != SHCA_QPT_GSI) ||
+         c->type != SHCA_QPT_UD && c->type != SHCA_QPT_GSI &&
+         c->type != SHCA_QPT_XRC_INI) ||
+        /* an XRC send QP has no receive side (spec §13.7) */
+        (c->type == SHCA_QPT_XRC_INI &&
+         (has_rq || with_srq || send_cqn != recv_cqn)) ||
         ((c->type == SHCA_QPT_UD || c->type == SHCA_QPT_GSI) &&
          !softhca_has_dgram(s)) ||
         (c->type == SHCA_QPT_GSI && uctx != 0) ||
@@ -182,10 +189,13 @@ static void softhca_qp_free(SofthcaState *s, SofthcaQp *qp)
 {
     softhca_tp_stop(s, qp);
     softhca_tp_destroy(s, qp);
-    s->cqs[qp->send_cqn].users--;
-    s->cqs[qp->recv_cqn].users--;
-    if (qp->srqn) {
-        s->srqs[qp->srqn].users--;
+    /* a target QP holds no CQ and no SRQ: it only visits them */
+    if (qp->type != SHCA_QPT_XRC_TGT) {
+        s->cqs[qp->send_cqn].users--;
+        s->cqs[qp->recv_cqn].users--;
+        if (qp->srqn) {
+            s->srqs[qp->srqn].users--;
+        }
     }
     softhca_buf_free(&qp->sq.buf);
     softhca_buf_free(&qp->rq.buf);
@@ -223,7 +233,8 @@ void softhca_qp_reset(SofthcaState *s)
 static bool softhca_qp_transition(uint8_t type, uint8_t cur, uint8_t next,
                                   uint32_t *req, uint32_t *opt)
 {
-    bool rc = type == SHCA_QPT_RC;
+    bool rc = type == SHCA_QPT_RC || type == SHCA_QPT_XRC_INI ||
+              type == SHCA_QPT_XRC_TGT;
     bool ud = type == SHCA_QPT_UD || type == SHCA_QPT_GSI;
     uint32_t access = ud ? SHCA_QP_ATTR_QKEY : SHCA_QP_ATTR_ACCESS;
     uint32_t rnr_timer = ud ? 0 : SHCA_QP_ATTR_MIN_RNR_TIMER;
@@ -258,6 +269,11 @@ static bool softhca_qp_transition(uint8_t type, uint8_t cur, uint8_t next,
     } else if (cur == SHCA_QPS_RTS && next == SHCA_QPS_RTS) {
         *req = 0;
         *opt = SHCA_QP_ATTR_STATE | access | rnr_timer;
+    } else if (cur == SHCA_QPS_RTS && next == SHCA_QPS_SQD) {
+        *opt = SHCA_QP_ATTR_SQD_NOTIFY;
+    } else if (cur == SHCA_QPS_SQD &&
+               (next == SHCA_QPS_SQD || next == SHCA_QPS_RTS)) {
+        *opt = access | rnr_timer;
     } else {
         return false;
     }
@@ -407,6 +423,8 @@ uint8_t softhca_qp_modify(SofthcaState *s, const struct shca_aq_qp_attr *c)
     if (next == SHCA_QPS_ERR && old != SHCA_QPS_ERR) {
         softhca_tp_flush(s, qp);
         softhca_srq_qp_error(s, qp);
+    } else if (next == SHCA_QPS_SQD && old == SHCA_QPS_RTS) {
+        softhca_tp_sqd(s, qp, mask & SHCA_QP_ATTR_SQD_NOTIFY);
     } else if (next == SHCA_QPS_RTS && old != SHCA_QPS_RTS &&
                (softhca_qp_sq_record_poll(s, qp) || qp->sq.pi != qp->sq.ci)) {
         /* SQ doorbells (or the record) held since RESET, INIT or RTR */
@@ -544,6 +562,7 @@ void softhca_qp_doorbell(SofthcaState *s, uint32_t uctx, bool sq,
 
     trace_softhca_qp_doorbell(uctx, qpn, sq, pi);
     if (!qp || qp->uctx != uctx || (!sq && !softhca_qp_has_rq(qp)) ||
+        (sq && !qp->sq.buf.npages) ||
         (!sq && qp->state == SHCA_QPS_RESET)) {
         qemu_log_mask(LOG_GUEST_ERROR, "softhca: bad %s doorbell 0x%x from "
                       "page %u\n", sq ? "SQ" : "RQ", val, uctx);

@@ -46,6 +46,17 @@ struct SofthcaMr {
     bool fast_valid;
     uint64_t list_addr;
     uint32_t max_pages;
+    /*
+     * A memory window (spec §13.6), type 1 or 2, has no pages: bound, it
+     * grants access to iova .. iova + length of the MR at index mw_mr; a
+     * type 2 window only to requests on the QP mw_qpn.  An MR counts the
+     * windows bound to it.
+     */
+    uint8_t mw_type;            /* 0: an MR */
+    bool mw_bound;
+    uint32_t mw_mr;
+    uint32_t mw_qpn;
+    uint32_t mws_bound;
 };
 
 /* A send or receive queue in guest memory; a QP without an RQ has none. */
@@ -66,6 +77,9 @@ struct SofthcaSrq {
     uint32_t limit;             /* srq_limit; 0: not armed */
     uint32_t users;             /* QPs receiving through it */
     SofthcaWq wq;               /* the ring; a struct shca_srq_record after */
+    bool xrc;                   /* of the domain xrcdn, completing to cqn */
+    uint32_t xrcdn;
+    uint32_t cqn;
 };
 
 struct SofthcaQp {
@@ -78,6 +92,7 @@ struct SofthcaQp {
     uint32_t send_cqn;
     uint32_t recv_cqn;
     uint32_t srqn;              /* 0: its own RQ */
+    uint32_t xrcdn;             /* XRC_TGT: its domain (spec §13.7) */
     SofthcaWq sq;
     SofthcaWq rq;
     bool sq_record;             /* a struct shca_sq_record follows the SQ */
@@ -151,7 +166,8 @@ bool softhca_cq_push_se(SofthcaState *s, uint32_t cqn, struct shca_cqe *cqe,
  * pdn, checking that the MR grants access (SHCA_ACCESS_*, or 0 for a local
  * read).  to_guest: buf -> guest memory.
  */
-SofthcaMemStatus softhca_mem_copy(SofthcaState *s, uint32_t pdn, uint32_t key,
+SofthcaMemStatus softhca_mem_copy(SofthcaState *s, const SofthcaQp *qp,
+                                  uint32_t key,
                                   uint64_t addr, void *buf, uint64_t len,
                                   uint32_t access, bool to_guest);
 
@@ -163,6 +179,13 @@ SofthcaMemStatus softhca_mem_copy(SofthcaState *s, uint32_t pdn, uint32_t key,
 void softhca_qp_error(SofthcaState *s, SofthcaQp *qp, uint8_t eqe_type);
 
 /* The QPs of the datagram service (spec §17). */
+/* RC, and both halves of XRC: acknowledged, with READ and atomics. */
+static inline bool softhca_qp_is_rc(const SofthcaQp *qp)
+{
+    return qp->type == SHCA_QPT_RC || qp->type == SHCA_QPT_XRC_INI ||
+           qp->type == SHCA_QPT_XRC_TGT;
+}
+
 static inline bool softhca_qp_is_ud(const SofthcaQp *qp)
 {
     return qp->type == SHCA_QPT_UD || qp->type == SHCA_QPT_GSI;
@@ -173,7 +196,7 @@ static inline bool softhca_qp_is_ud(const SofthcaQp *qp)
 uint8_t softhca_mr_reg_fast(SofthcaState *s, SofthcaMr *mr,
                             const struct shca_aq_reg_mr *c, uint32_t *key);
 /*
- * Execute a REG_MR or LOCAL_INV WQE (raw, as in the SQ) of a QP;
+ * Execute a REG_MR, LOCAL_INV or BIND_MW WQE (raw, as in the SQ) of a QP;
  * SHCA_CQE_SUCCESS or the status to complete it with.
  */
 uint8_t softhca_mr_local_op(SofthcaState *s, SofthcaQp *qp,
@@ -181,6 +204,29 @@ uint8_t softhca_mr_local_op(SofthcaState *s, SofthcaQp *qp,
 /* The valid fast-registration MR of PD pdn that key names, or NULL. */
 SofthcaMr *softhca_mr_fast_valid(SofthcaState *s, uint32_t pdn, uint32_t key);
 void softhca_mr_invalidate(SofthcaState *s, SofthcaMr *mr);
+
+/* softhca-mr.c: MR table entries, for windows too */
+SofthcaMr *softhca_mr_free_slot(SofthcaState *s);
+void softhca_mr_free(SofthcaState *s, SofthcaMr *mr);
+
+/* softhca-mw.c: memory windows (spec §13.6) */
+uint8_t softhca_mw_bind(SofthcaState *s, SofthcaQp *qp, const uint8_t *raw);
+/* Whether a bound window grants a QP's request access (remote only). */
+bool softhca_mw_usable(const SofthcaMr *mw, const SofthcaQp *qp,
+                       uint32_t access);
+/* The bound type 2 window key of qp's PD (remote: associated with qp). */
+SofthcaMr *softhca_mw_type2(SofthcaState *s, const SofthcaQp *qp, uint32_t key,
+                            bool remote);
+void softhca_mw_invalidate(SofthcaState *s, SofthcaMr *mw);
+
+/* softhca-qp.c */
+uint8_t softhca_qp_alloc(SofthcaState *s, uint8_t type, uint32_t *qpn);
+
+/* softhca-xrc.c: XRC (spec §13.7) */
+bool softhca_xrcd_ok(SofthcaState *s, uint32_t xrcdn);
+uint8_t softhca_xrc_tgt_create(SofthcaState *s,
+                               const struct shca_aq_create_qp *c,
+                               uint32_t *qpn);
 
 /* softhca-srq.c: shared receive queues (spec §13.5) */
 SofthcaSrq *softhca_srq_get(SofthcaState *s, uint32_t srqn);
@@ -221,6 +267,8 @@ void softhca_tp_stop(SofthcaState *s, SofthcaQp *qp);
  * outstanding WQE with WR_FLUSH_ERR.
  */
 void softhca_tp_flush(SofthcaState *s, SofthcaQp *qp);
+/* RTS -> SQD: drain the SQ, and post SQ_DRAINED when done if notify. */
+void softhca_tp_sqd(SofthcaState *s, SofthcaQp *qp, bool notify);
 /* The QP is being destroyed: stop timers, free state. */
 void softhca_tp_destroy(SofthcaState *s, SofthcaQp *qp);
 /*

@@ -44,6 +44,7 @@ static void softhca_disable(SofthcaState *s)
     softhca_loopback_reset(s);
     bitmap_zero(s->pd_map, SOFTHCA_MAX_PD + 1);
     bitmap_zero(s->uctx_map, s->db_pages);
+    bitmap_zero(s->xrcd_map, SOFTHCA_MAX_XRCD + 1);
     memset(s->gids, 0, sizeof(s->gids));
     s->status = 0;
     s->fatal_code = 0;
@@ -97,8 +98,9 @@ static uint32_t softhca_reg_value(SofthcaState *s, hwaddr addr, bool *known)
     case SHCA_REG_CAPS:
         return SOFTHCA_CAPS |
                (s->caps_qp ? SHCA_CAP_QP | SHCA_CAP_SQ_RECORD |
-                             SHCA_CAP_LOOPBACK | SHCA_CAP_SRQ : 0) |
-               (softhca_has_dgram(s) ? SHCA_CAP_DGRAM : 0);
+                             SHCA_CAP_LOOPBACK | SHCA_CAP_SRQ |
+                             SHCA_CAP_XRC : 0) |
+               (softhca_has_dgram(s) ? SHCA_CAP_DGRAM | SHCA_CAP_MW : 0);
     case SHCA_REG_NUM_VECTORS:
         return s->vectors;
     case SHCA_REG_MAX_QP:
@@ -150,6 +152,8 @@ static uint32_t softhca_reg_value(SofthcaState *s, hwaddr addr, bool *known)
         return s->caps_qp ? SOFTHCA_MAX_SRQ : 0;
     case SHCA_REG_MAX_SRQ_WR:
         return s->caps_qp ? SOFTHCA_MAX_SRQ_WR : 0;
+    case SHCA_REG_MAX_XRCD:
+        return s->caps_qp ? SOFTHCA_MAX_XRCD : 0;
     case SHCA_REG_CTRL:
         return s->ctrl;
     case SHCA_REG_STATUS:

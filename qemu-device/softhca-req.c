@@ -98,8 +98,9 @@ static bool softhca_req_start(SofthcaState *s, SofthcaQp *qp)
             return false;
         }
         local = w->opcode == SHCA_WR_REG_MR ||
-                w->opcode == SHCA_WR_LOCAL_INV;
-        /* REG_MR and LOCAL_INV take effect here, in SQ order (spec §18) */
+                w->opcode == SHCA_WR_LOCAL_INV ||
+                w->opcode == SHCA_WR_BIND_MW;
+        /* REG_MR, LOCAL_INV, BIND_MW take effect here, in SQ order (§18) */
         op->status = local ? softhca_mr_local_op(s, qp, raw)
                            : softhca_req_check(qp, op, raw, stride);
     }
@@ -183,7 +184,9 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
         }
         break;
     }
-    p.bth.ack_req = transport == SOFTHCA_TRANSPORT_RC &&
+    /* XRC: every request names the SRQ at the target (spec §13.7) */
+    p.xrc_srqn = le32_to_cpu(w->remote_qpn) & SOFTHCA_PSN_MASK;
+    p.bth.ack_req = transport != SOFTHCA_TRANSPORT_UC &&
                     softhca_ack_req(last, tp->since_ack_req);
     if (!softhca_tp_send(s, qp, &p, payload)) {
         op->status = SHCA_CQE_LOC_QP_OP_ERR;
@@ -229,7 +232,7 @@ void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget)
     SofthcaQpTransport *tp = &qp->tp;
     bool doorbell = budget != UINT32_MAX;     /* softhca_tp_sq_kick */
 
-    if (qp->state != SHCA_QPS_RTS || tp->rnr_wait) {
+    if (!softhca_tp_sends(qp) || tp->rnr_wait) {
         return;
     }
     if (!tp->ops) {
@@ -241,7 +244,8 @@ void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget)
         SofthcaSendOp *op;
 
         if (tp->sq_send == qp->sq.ci &&
-            ((qp->sq.ci == qp->sq.pi && !softhca_qp_sq_record_poll(s, qp)) ||
+            (qp->state != SHCA_QPS_RTS ||
+             (qp->sq.ci == qp->sq.pi && !softhca_qp_sq_record_poll(s, qp)) ||
              (uint16_t)(qp->sq.ci - tp->sq_comp) >= tp->nops ||
              !softhca_req_start(s, qp))) {
             break;
@@ -281,15 +285,17 @@ void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget)
             tp->una_psn = softhca_psn_add(op->first_psn, op->npkts);
             softhca_comp_advance(s, qp,
                                  softhca_psn_add(tp->una_psn, -1));
-            if (qp->state != SHCA_QPS_RTS) {
+            if (!softhca_tp_sends(qp)) {
                 return;
             }
         }
     }
     /* A WQE that failed completes once those before it have. */
     softhca_comp_advance(s, qp, softhca_psn_add(tp->una_psn, -1));
-    if (qp->state == SHCA_QPS_RTS) {
+    if (softhca_tp_sends(qp)) {
         softhca_comp_timer_update(s, qp);
+    }
+    if (qp->state == SHCA_QPS_RTS) {
         softhca_req_polling(s, qp, doorbell);
     }
 }

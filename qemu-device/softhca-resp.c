@@ -21,7 +21,7 @@ static void softhca_resp_ack(SofthcaState *s, SofthcaQp *qp,
                              uint8_t syndrome, uint32_t psn)
 {
     SofthcaRocePacket a = {
-        .bth.opcode = SOFTHCA_TRANSPORT_RC | SOFTHCA_OP_ACKNOWLEDGE,
+        .bth.opcode = softhca_tp_transport(qp) | SOFTHCA_OP_ACKNOWLEDGE,
         .bth.psn = psn,
         .aeth.syndrome = syndrome,
         .aeth.msn = qp->tp.msn & SOFTHCA_PSN_MASK,
@@ -118,7 +118,8 @@ static SofthcaRespResult softhca_resp_send(SofthcaState *s, SofthcaQp *qp,
     }
     /* the key to invalidate must be good before anything is written */
     if ((p->xh & SOFTHCA_XH_IETH) &&
-        !softhca_mr_fast_valid(s, qp->pdn, p->inv_rkey)) {
+        !softhca_mr_fast_valid(s, qp->pdn, p->inv_rkey) &&
+        !softhca_mw_type2(s, qp, p->inv_rkey, true)) {
         return SOFTHCA_RESP_INVALID;
     }
     if (p->payload_len > tp->recv_len - tp->recv_off) {
@@ -142,8 +143,14 @@ static SofthcaRespResult softhca_resp_send(SofthcaState *s, SofthcaQp *qp,
         flags = SHCA_CQE_WITH_IMM;
         imm = cpu_to_be32(p->imm);
     } else if (p->xh & SOFTHCA_XH_IETH) {
-        softhca_mr_invalidate(s, softhca_mr_fast_valid(s, qp->pdn,
-                                                       p->inv_rkey));
+        SofthcaMr *mr = softhca_mr_fast_valid(s, qp->pdn, p->inv_rkey);
+
+        if (mr) {
+            softhca_mr_invalidate(s, mr);
+        } else {
+            softhca_mw_invalidate(s, softhca_mw_type2(s, qp, p->inv_rkey,
+                                                      true));
+        }
         flags = SHCA_CQE_WITH_INV;
         imm = cpu_to_le32(p->inv_rkey);
     }
@@ -183,7 +190,7 @@ static SofthcaRespResult softhca_resp_write(SofthcaState *s, SofthcaQp *qp,
         }
     }
     if (p->payload_len) {
-        st = softhca_mem_copy(s, qp->pdn, tp->write_rkey, tp->write_va,
+        st = softhca_mem_copy(s, qp, tp->write_rkey, tp->write_va,
                               (void *)payload, p->payload_len,
                               SHCA_ACCESS_REMOTE_WRITE, true);
         if (st != SOFTHCA_MEM_OK) {
@@ -247,7 +254,8 @@ static void softhca_resp_atomic_ack(SofthcaState *s, SofthcaQp *qp,
                                     uint32_t psn, uint64_t orig)
 {
     SofthcaRocePacket a = {
-        .bth.opcode = SOFTHCA_TRANSPORT_RC | SOFTHCA_OP_ATOMIC_ACKNOWLEDGE,
+        .bth.opcode = softhca_tp_transport(qp) |
+                      SOFTHCA_OP_ATOMIC_ACKNOWLEDGE,
         .bth.psn = psn,
         .aeth.syndrome = SOFTHCA_AETH_ACK_UNLIMITED,
         .aeth.msn = qp->tp.msn & SOFTHCA_PSN_MASK,
@@ -270,7 +278,7 @@ static bool softhca_resp_read_next(SofthcaState *s, SofthcaQp *qp,
     bool first = i == 0, last = i + 1 == npkts;
     uint8_t payload[4096];
     SofthcaRocePacket r = {
-        .bth.opcode = SOFTHCA_TRANSPORT_RC |
+        .bth.opcode = softhca_tp_transport(qp) |
                       (first && last ? SOFTHCA_OP_READ_RESPONSE_ONLY :
                        first ? SOFTHCA_OP_READ_RESPONSE_FIRST :
                        last ? SOFTHCA_OP_READ_RESPONSE_LAST :
@@ -282,7 +290,7 @@ static bool softhca_resp_read_next(SofthcaState *s, SofthcaQp *qp,
     };
 
     if (r.payload_len &&
-        softhca_mem_copy(s, qp->pdn, rd->rkey, rd->va + off, payload,
+        softhca_mem_copy(s, qp, rd->rkey, rd->va + off, payload,
                          r.payload_len, SHCA_ACCESS_REMOTE_READ,
                          false) != SOFTHCA_MEM_OK) {
         return false;
@@ -412,7 +420,7 @@ static SofthcaRespResult softhca_resp_read(SofthcaState *s, SofthcaQp *qp,
     }
     /* the first response can be read, or a NAK answers the request */
     if (p->reth.dma_len &&
-        softhca_mem_copy(s, qp->pdn, p->reth.rkey, p->reth.va, payload,
+        softhca_mem_copy(s, qp, p->reth.rkey, p->reth.va, payload,
                          MIN(mtu, p->reth.dma_len), SHCA_ACCESS_REMOTE_READ,
                          false) != SOFTHCA_MEM_OK) {
         return SOFTHCA_RESP_ACCESS;
@@ -444,7 +452,7 @@ static SofthcaRespResult softhca_resp_atomic(SofthcaState *s, SofthcaQp *qp,
         (a->va & 7)) {
         return SOFTHCA_RESP_INVALID;
     }
-    if (softhca_mem_copy(s, qp->pdn, a->rkey, a->va, &orig, sizeof(orig),
+    if (softhca_mem_copy(s, qp, a->rkey, a->va, &orig, sizeof(orig),
                          SHCA_ACCESS_REMOTE_ATOMIC, false) != SOFTHCA_MEM_OK) {
         return SOFTHCA_RESP_ACCESS;
     }
@@ -455,7 +463,7 @@ static SofthcaRespResult softhca_resp_atomic(SofthcaState *s, SofthcaQp *qp,
         val = orig + a->swap_add;
     }
     val = cpu_to_le64(val);
-    if (softhca_mem_copy(s, qp->pdn, a->rkey, a->va, &val, sizeof(val),
+    if (softhca_mem_copy(s, qp, a->rkey, a->va, &val, sizeof(val),
                          SHCA_ACCESS_REMOTE_ATOMIC, true) != SOFTHCA_MEM_OK) {
         return SOFTHCA_RESP_ACCESS;
     }
@@ -629,7 +637,8 @@ void softhca_resp_receive(SofthcaState *s, SofthcaQp *qp,
         return;
     }
     tp->nak_sent = false;
-    r = softhca_op_follows(tp->prev_op, op) ?
+    r = softhca_op_follows(tp->prev_op, op) &&
+        (qp->type != SHCA_QPT_XRC_TGT || softhca_xrc_target(s, qp, p)) ?
         softhca_resp_execute(s, qp, p, payload) : SOFTHCA_RESP_INVALID;
     switch (r) {
     case SOFTHCA_RESP_DONE:

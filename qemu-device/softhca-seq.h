@@ -58,7 +58,7 @@ static inline bool softhca_wr_is_read_atomic(uint8_t wr_opcode)
 
 /*
  * The wire opcode of a request packet: operation wr_opcode, first and/or
- * last packet of its message, transport SOFTHCA_TRANSPORT_RC or _UC.
+ * last packet of its message, transport SOFTHCA_TRANSPORT_RC, _UC or _XRC.
  * Returns -1 for an operation the transport does not carry.
  */
 static inline int softhca_req_opcode(uint8_t wr_opcode, bool first,
@@ -84,7 +84,7 @@ static inline int softhca_req_opcode(uint8_t wr_opcode, bool first,
              first ? SOFTHCA_OP_SEND_ONLY_IMM : SOFTHCA_OP_SEND_LAST_IMM;
         break;
     case SHCA_WR_SEND_INV:
-        if (transport != SOFTHCA_TRANSPORT_RC) {
+        if (transport == SOFTHCA_TRANSPORT_UC) {
             return -1;
         }
         op = !last ? send[first][last] :
@@ -110,7 +110,7 @@ static inline int softhca_req_opcode(uint8_t wr_opcode, bool first,
     default:
         return -1;
     }
-    if (transport != SOFTHCA_TRANSPORT_RC &&
+    if (transport == SOFTHCA_TRANSPORT_UC &&
         (softhca_wr_is_read_atomic(wr_opcode))) {
         return -1;
     }

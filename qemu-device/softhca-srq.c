@@ -57,13 +57,20 @@ uint8_t softhca_srq_create(SofthcaState *s, const struct shca_aq_create_srq *c,
     uint32_t uctx = le32_to_cpu(c->uctx);
     uint32_t pdn = le32_to_cpu(c->pdn);
     uint32_t limit = le32_to_cpu(c->srq_limit);
+    bool xrc = c->flags & SHCA_SRQ_F_XRC;
+    uint32_t xrcdn = le32_to_cpu(c->xrcdn);
+    uint32_t cqn = le32_to_cpu(c->cqn);
+    SofthcaCq *cq = xrc ? softhca_cq_get(s, cqn) : NULL;
     SofthcaSrq *srq = NULL;
     uint8_t status;
 
-    if (!softhca_uctx_ok(s, uctx) || !softhca_pd_ok(s, pdn)) {
+    if (!softhca_uctx_ok(s, uctx) || !softhca_pd_ok(s, pdn) ||
+        (xrc && (!softhca_xrcd_ok(s, xrcdn) || !cq))) {
         return SHCA_AQ_BAD_HANDLE;
     }
-    if (s->pd_uctx[pdn] != uctx || !buffer_is_zero(c->rsvd, sizeof(c->rsvd)) ||
+    if (s->pd_uctx[pdn] != uctx || c->rsvd ||
+        (c->flags & ~SHCA_SRQ_F_XRC) ||
+        (!xrc && (xrcdn || cqn)) || (cq && cq->uctx != uctx) ||
         c->log_size > 31 || limit >= (1u << c->log_size)) {
         return SHCA_AQ_BAD_PARAM;
     }
@@ -88,6 +95,12 @@ uint8_t softhca_srq_create(SofthcaState *s, const struct shca_aq_create_srq *c,
     srq->uctx = uctx;
     srq->pdn = pdn;
     srq->limit = limit;
+    if (cq) {
+        srq->xrc = true;
+        srq->xrcdn = xrcdn;
+        srq->cqn = cqn;
+        cq->users++;
+    }
     softhca_srq_write_record(s, srq);
     trace_softhca_srq_create(*srqn, uctx, pdn, c->log_size, limit);
     return SHCA_AQ_OK;
@@ -175,6 +188,20 @@ uint8_t softhca_srq_query(SofthcaState *s, uint32_t srqn, uint32_t *limit)
     return SHCA_AQ_OK;
 }
 
+/* An XRC target QP in the midst of a message into the SRQ srqn. */
+static bool softhca_srq_targeted(SofthcaState *s, uint32_t srqn)
+{
+    for (uint32_t i = 0; i < SOFTHCA_QP_TABLE; i++) {
+        const SofthcaQp *qp = &s->qps[i];
+
+        if (qp->valid && qp->type == SHCA_QPT_XRC_TGT && qp->tp.have_recv &&
+            qp->srqn == srqn) {
+            return true;
+        }
+    }
+    return false;
+}
+
 uint8_t softhca_srq_destroy(SofthcaState *s, uint32_t srqn)
 {
     SofthcaSrq *srq = softhca_srq_get(s, srqn);
@@ -182,8 +209,11 @@ uint8_t softhca_srq_destroy(SofthcaState *s, uint32_t srqn)
     if (!srq) {
         return SHCA_AQ_BAD_HANDLE;
     }
-    if (srq->users) {
+    if (srq->users || softhca_srq_targeted(s, srqn)) {
         return SHCA_AQ_BUSY;
+    }
+    if (srq->xrc) {
+        s->cqs[srq->cqn].users--;
     }
     softhca_buf_free(&srq->wq.buf);
     *srq = (SofthcaSrq) { 0 };

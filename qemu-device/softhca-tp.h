@@ -70,6 +70,25 @@ static inline bool softhca_tp_answers(const SofthcaQp *qp)
            qp->state == SHCA_QPS_SQD;
 }
 
+/*
+ * RTS or SQD: the states in which the requester and completer work; only
+ * RTS starts new WQEs, SQD drains those started (spec §13.2).
+ */
+static inline bool softhca_tp_sends(const SofthcaQp *qp)
+{
+    return qp->state == SHCA_QPS_RTS || qp->state == SHCA_QPS_SQD;
+}
+
+/*
+ * softhca-xrc.c: point an XRC target QP at the SRQ, PD and CQ of the XRC
+ * SRQ a request names; false if it names none of the QP's domain.
+ */
+bool softhca_xrc_target(SofthcaState *s, SofthcaQp *qp,
+                        const SofthcaRocePacket *p);
+
+/* SQD with SQD_NOTIFY and every WQE started completed: SQ_DRAINED, once. */
+void softhca_comp_sqd_drained(SofthcaState *s, SofthcaQp *qp);
+
 /* Send packet p (p->bth.dest_qpn and pkey are filled in) to the QP's AV. */
 bool softhca_tp_send(SofthcaState *s, SofthcaQp *qp, SofthcaRocePacket *p,
                      const void *payload);

@@ -31,8 +31,15 @@ void softhca_port_xmit(SofthcaState *s, const uint8_t *frame, size_t len)
 
 uint8_t softhca_tp_transport(const SofthcaQp *qp)
 {
-    return qp->type == SHCA_QPT_UC ? SOFTHCA_TRANSPORT_UC
-                                   : SOFTHCA_TRANSPORT_RC;
+    switch (qp->type) {
+    case SHCA_QPT_UC:
+        return SOFTHCA_TRANSPORT_UC;
+    case SHCA_QPT_XRC_INI:
+    case SHCA_QPT_XRC_TGT:
+        return SOFTHCA_TRANSPORT_XRC;
+    default:
+        return SOFTHCA_TRANSPORT_RC;
+    }
 }
 
 uint32_t softhca_tp_mtu(const SofthcaQp *qp)
@@ -111,7 +118,7 @@ SofthcaMemStatus softhca_sge_copy(SofthcaState *s, SofthcaQp *qp,
             continue;
         }
         n = MIN(len, sge[i].length - off);
-        st = softhca_mem_copy(s, qp->pdn, sge[i].lkey, sge[i].addr + off, p,
+        st = softhca_mem_copy(s, qp, sge[i].lkey, sge[i].addr + off, p,
                               n, to_guest ? SHCA_ACCESS_LOCAL_WRITE : 0,
                               to_guest);
         if (st != SOFTHCA_MEM_OK) {
@@ -165,7 +172,7 @@ void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp)
     }
     if (tp->rd) {
         memset(tp->rd, 0, sizeof(*tp->rd) * SOFTHCA_MAX_QP_RD_ATOM);
-    } else if (qp->type == SHCA_QPT_RC) {
+    } else if (softhca_qp_is_rc(qp)) {
         tp->rd = g_new0(SofthcaRdAtomic, SOFTHCA_MAX_QP_RD_ATOM);
     }
     *tp = (SofthcaQpTransport) {
@@ -206,6 +213,13 @@ void softhca_tp_stop(SofthcaState *s, SofthcaQp *qp)
     if (softhca_tp_answers(qp)) {
         softhca_resp_ack_flush(s, qp);
     }
+}
+
+/* Started WQEs go on; none starts until RTS (spec §13.2). */
+void softhca_tp_sqd(SofthcaState *s, SofthcaQp *qp, bool notify)
+{
+    qp->tp.sqd_notify = notify;
+    softhca_comp_sqd_drained(s, qp);
 }
 
 void softhca_tp_flush(SofthcaState *s, SofthcaQp *qp)
@@ -315,7 +329,7 @@ void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len)
     }
     qp = softhca_qp_get(s, p.bth.dest_qpn);
     transport = p.bth.opcode & SOFTHCA_TRANSPORT_MASK;
-    if (!qp || (qp->type != SHCA_QPT_RC && qp->type != SHCA_QPT_UC) ||
+    if (!qp || (!softhca_qp_is_rc(qp) && qp->type != SHCA_QPT_UC) ||
         transport != softhca_tp_transport(qp)) {
         softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "no such QP");
         return;
@@ -332,13 +346,17 @@ void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len)
     case SOFTHCA_OP_READ_RESPONSE_ONLY:
     case SOFTHCA_OP_ACKNOWLEDGE:
     case SOFTHCA_OP_ATOMIC_ACKNOWLEDGE:
-        if (qp->state == SHCA_QPS_RTR) {
+        if (qp->state == SHCA_QPS_RTR || qp->type == SHCA_QPT_XRC_TGT) {
             softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "response in RTR");
             return;
         }
         softhca_comp_receive(s, qp, &p, bth + p.payload_off);
         break;
     default:
+        if (qp->type == SHCA_QPT_XRC_INI) {
+            softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "request to XRC_INI");
+            return;
+        }
         softhca_resp_receive(s, qp, &p, bth + p.payload_off);
         break;
     }

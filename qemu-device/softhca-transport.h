@@ -66,6 +66,7 @@ typedef struct SofthcaQpTransport {
     uint32_t una_psn;           /* oldest PSN not acknowledged */
     uint32_t since_ack_req;
     uint32_t rd_atomic;         /* READ/atomic WQEs outstanding */
+    bool sqd_notify;            /* SQD: post SQ_DRAINED once drained */
     uint8_t retry_left;
     uint8_t rnr_left;
     bool rnr_wait;              /* sending stopped by an RNR NAK */

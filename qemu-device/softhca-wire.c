@@ -165,7 +165,8 @@ bool softhca_parse_udp(const uint8_t *buf, size_t len, SofthcaUdpFrame *f)
 /* --- RoCEv2 ------------------------------------------------------------ */
 
 #define XH_LEN(xh)                                                      \
-    (((xh) & SOFTHCA_XH_DETH ? SOFTHCA_DETH_LEN : 0) +                  \
+    (((xh) & SOFTHCA_XH_XRCETH ? SOFTHCA_XRCETH_LEN : 0) +              \
+     ((xh) & SOFTHCA_XH_DETH ? SOFTHCA_DETH_LEN : 0) +                  \
      ((xh) & SOFTHCA_XH_RETH ? SOFTHCA_RETH_LEN : 0) +                  \
      ((xh) & SOFTHCA_XH_ATOMICETH ? SOFTHCA_ATOMICETH_LEN : 0) +        \
      ((xh) & SOFTHCA_XH_AETH ? SOFTHCA_AETH_LEN : 0) +                  \
@@ -189,10 +190,12 @@ bool softhca_parse_udp(const uint8_t *buf, size_t len, SofthcaUdpFrame *f)
 #define ATOMICACKETH    SOFTHCA_XH_ATOMICACKETH
 #define IMM             SOFTHCA_XH_IMMDT
 #define IETH            SOFTHCA_XH_IETH
+#define XRC             SOFTHCA_XH_XRCETH
 
 /*
  * Indexed by opcode; hdr_len 0 marks an unsupported one.  UC has RC's
- * sends and writes; UD only sends a message in one packet.
+ * sends and writes; UD only sends a message in one packet; XRC has RC's
+ * operations, its requests with an XRCETH first.
  */
 static const SofthcaOpInfo softhca_opcodes[256] = {
     OP(RC, SEND_FIRST,           0,                   P | F),
@@ -232,6 +235,29 @@ static const SofthcaOpInfo softhca_opcodes[256] = {
     OP(UC, RDMA_WRITE_ONLY_IMM,  RETH | IMM,          P | F | L),
     OP(UD, SEND_ONLY,            DETH,                P | F | L),
     OP(UD, SEND_ONLY_IMM,        DETH | IMM,          P | F | L),
+    OP(XRC, SEND_FIRST,          XRC,                 P | F),
+    OP(XRC, SEND_MIDDLE,         XRC,                 P),
+    OP(XRC, SEND_LAST,           XRC,                 P | L),
+    OP(XRC, SEND_LAST_IMM,       XRC | IMM,           P | L),
+    OP(XRC, SEND_ONLY,           XRC,                 P | F | L),
+    OP(XRC, SEND_ONLY_IMM,       XRC | IMM,           P | F | L),
+    OP(XRC, RDMA_WRITE_FIRST,    XRC | RETH,          P | F),
+    OP(XRC, RDMA_WRITE_MIDDLE,   XRC,                 P),
+    OP(XRC, RDMA_WRITE_LAST,     XRC,                 P | L),
+    OP(XRC, RDMA_WRITE_LAST_IMM, XRC | IMM,           P | L),
+    OP(XRC, RDMA_WRITE_ONLY,     XRC | RETH,          P | F | L),
+    OP(XRC, RDMA_WRITE_ONLY_IMM, XRC | RETH | IMM,    P | F | L),
+    OP(XRC, RDMA_READ_REQUEST,   XRC | RETH,          F | L),
+    OP(XRC, READ_RESPONSE_FIRST, AETH,                P | F),
+    OP(XRC, READ_RESPONSE_MIDDLE, 0,                  P),
+    OP(XRC, READ_RESPONSE_LAST,  AETH,                P | L),
+    OP(XRC, READ_RESPONSE_ONLY,  AETH,                P | F | L),
+    OP(XRC, ACKNOWLEDGE,         AETH,                F | L),
+    OP(XRC, ATOMIC_ACKNOWLEDGE,  AETH | ATOMICACKETH, F | L),
+    OP(XRC, COMPARE_SWAP,        XRC | ATOMICETH,     F | L),
+    OP(XRC, FETCH_ADD,           XRC | ATOMICETH,     F | L),
+    OP(XRC, SEND_LAST_INV,       XRC | IETH,          P | L),
+    OP(XRC, SEND_ONLY_INV,       XRC | IETH,          P | F | L),
 };
 
 #undef P
@@ -244,6 +270,7 @@ static const SofthcaOpInfo softhca_opcodes[256] = {
 #undef ATOMICACKETH
 #undef IMM
 #undef IETH
+#undef XRC
 
 const SofthcaOpInfo *softhca_opcode_info(uint8_t opcode)
 {
@@ -298,6 +325,10 @@ bool softhca_parse_roce(const uint8_t *buf, size_t len, SofthcaRocePacket *p)
     }
     p->xh = info->xh;
     x = buf + SOFTHCA_BTH_LEN;
+    if (p->xh & SOFTHCA_XH_XRCETH) {
+        p->xrc_srqn = rd_be24(x + 1);
+        x += SOFTHCA_XRCETH_LEN;
+    }
     if (p->xh & SOFTHCA_XH_DETH) {
         p->deth.qkey = rd_be32(x);
         p->deth.src_qpn = rd_be24(x + 5);
@@ -353,6 +384,10 @@ static size_t build_headers(uint8_t *b, const SofthcaOpInfo *info,
     wr_be24(b + 5, bth->dest_qpn);
     b[8] = bth->ack_req ? BTH_ACK_REQ : 0;
     wr_be24(b + 9, bth->psn);
+    if (info->xh & SOFTHCA_XH_XRCETH) {
+        wr_be24(x + 1, p->xrc_srqn);
+        x += SOFTHCA_XRCETH_LEN;
+    }
     if (info->xh & SOFTHCA_XH_DETH) {
         wr_be32(x, p->deth.qkey);
         wr_be24(x + 5, p->deth.src_qpn);

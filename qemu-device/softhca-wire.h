@@ -52,6 +52,7 @@ bool softhca_gid_is_mcast(const uint8_t *gid);
 #define SOFTHCA_ATOMICACKETH_LEN    8
 #define SOFTHCA_IMMDT_LEN           4
 #define SOFTHCA_IETH_LEN            4
+#define SOFTHCA_XRCETH_LEN          4
 #define SOFTHCA_ICRC_LEN            4
 
 /* An opcode is a transport (top 3 bits) ORed with an operation (low 5). */
@@ -59,6 +60,7 @@ bool softhca_gid_is_mcast(const uint8_t *gid);
 #define SOFTHCA_TRANSPORT_RC        0x00
 #define SOFTHCA_TRANSPORT_UC        0x20
 #define SOFTHCA_TRANSPORT_UD        0x60
+#define SOFTHCA_TRANSPORT_XRC       0xa0
 
 enum {
     SOFTHCA_OP_SEND_FIRST               = 0x00,
@@ -93,13 +95,14 @@ enum {
  * first (e.g. RETH then ImmDt, DETH then ImmDt, AETH then AtomicAckETH).
  */
 enum {
-    SOFTHCA_XH_DETH         = 1 << 0,
-    SOFTHCA_XH_RETH         = 1 << 1,
-    SOFTHCA_XH_ATOMICETH    = 1 << 2,
-    SOFTHCA_XH_AETH         = 1 << 3,
-    SOFTHCA_XH_ATOMICACKETH = 1 << 4,
-    SOFTHCA_XH_IMMDT        = 1 << 5,
-    SOFTHCA_XH_IETH         = 1 << 6,
+    SOFTHCA_XH_XRCETH       = 1 << 0,   /* XRC requests: the target SRQ */
+    SOFTHCA_XH_DETH         = 1 << 1,
+    SOFTHCA_XH_RETH         = 1 << 2,
+    SOFTHCA_XH_ATOMICETH    = 1 << 3,
+    SOFTHCA_XH_AETH         = 1 << 4,
+    SOFTHCA_XH_ATOMICACKETH = 1 << 5,
+    SOFTHCA_XH_IMMDT        = 1 << 6,
+    SOFTHCA_XH_IETH         = 1 << 7,
 };
 
 /* Packet of a message: FIRST|LAST is an only packet, neither a middle one */
@@ -169,6 +172,7 @@ typedef struct SofthcaRocePacket {
     uint64_t atomic_ack;        /* AtomicAckETH: the original remote data */
     uint32_t imm;               /* ImmDt */
     uint32_t inv_rkey;          /* IETH */
+    uint32_t xrc_srqn;          /* XRCETH, 24 bits */
     size_t payload_off;         /* from the BTH */
     size_t payload_len;         /* without the pad bytes and the ICRC */
 } SofthcaRocePacket;

@@ -104,6 +104,7 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
     s->qps = g_new0(SofthcaQp, SOFTHCA_QP_TABLE);
     s->mrs = g_new0(SofthcaMr, SOFTHCA_MR_TABLE);
     s->srqs = g_new0(SofthcaSrq, SOFTHCA_MAX_SRQ + 1);
+    s->xrcd_map = bitmap_new(SOFTHCA_MAX_XRCD + 1);
     softhca_fault_init(s);
     softhca_loopback_init(s);
 
@@ -130,6 +131,7 @@ static void softhca_exit(PCIDevice *pdev)
     g_free(s->qps);
     g_free(s->mrs);
     g_free(s->srqs);
+    g_free(s->xrcd_map);
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
 }

@@ -49,6 +49,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(SofthcaState, SOFTHCA)
 #define SOFTHCA_MAX_FAST_REG_PAGES 512
 #define SOFTHCA_MAX_SRQ         1024    /* srqns 1..MAX_SRQ */
 #define SOFTHCA_MAX_SRQ_WR      4096
+#define SOFTHCA_MAX_XRCD        1024    /* xrcdns 1..MAX_XRCD */
 #define SOFTHCA_QPN_GSI         1
 #define SOFTHCA_QPN_FIRST       2
 #define SOFTHCA_QP_TABLE        (SOFTHCA_QPN_FIRST + SOFTHCA_MAX_QP)
@@ -170,6 +171,7 @@ struct SofthcaState {
     SofthcaQp *qps;             /* SOFTHCA_QP_TABLE, by qpn */
     SofthcaMr *mrs;             /* SOFTHCA_MR_TABLE, by key >> 8 */
     SofthcaSrq *srqs;           /* SOFTHCA_MAX_SRQ + 1, by srqn */
+    unsigned long *xrcd_map;    /* XRC domains, by xrcdn */
     uint64_t mr_pages;          /* page addresses held by all MRs */
     SofthcaMcastGroup mcast[SOFTHCA_MAX_MCAST_GRP];
     bool cq_overrun_sweep;      /* moving the QPs of overrun CQs to ERR */
@@ -259,6 +261,11 @@ uint8_t softhca_mr_reg(SofthcaState *s, const struct shca_aq_reg_mr *c,
 uint8_t softhca_mr_dereg(SofthcaState *s, uint32_t key);
 void softhca_mr_reset(SofthcaState *s);
 void softhca_mcast_reset(SofthcaState *s);
+uint8_t softhca_mw_alloc(SofthcaState *s, const struct shca_aq_alloc_mw *c,
+                         uint32_t *key);
+uint8_t softhca_mw_dealloc(SofthcaState *s, uint32_t key);
+uint8_t softhca_xrcd_alloc(SofthcaState *s, uint32_t uctx, uint32_t *xrcdn);
+uint8_t softhca_xrcd_dealloc(SofthcaState *s, uint32_t xrcdn);
 uint8_t softhca_srq_create(SofthcaState *s, const struct shca_aq_create_srq *c,
                            uint32_t *srqn);
 uint8_t softhca_srq_modify(SofthcaState *s,

@@ -74,6 +74,7 @@ enum shca_reg {
 	SHCA_REG_MAX_FAST_REG_PAGES	= 0x064,
 	SHCA_REG_MAX_SRQ		= 0x068,	/* CAPS.SRQ */
 	SHCA_REG_MAX_SRQ_WR		= 0x06c,
+	SHCA_REG_MAX_XRCD		= 0x070,	/* CAPS.XRC */
 	/* control and status */
 	SHCA_REG_CTRL			= 0x100,	/* RW */
 	SHCA_REG_STATUS			= 0x104,	/* RO */
@@ -121,6 +122,8 @@ enum shca_reg {
 #define SHCA_CAP_SQ_RECORD		(1u << 5)	/* spec §14 */
 #define SHCA_CAP_LOOPBACK		(1u << 6)	/* spec §7.1 */
 #define SHCA_CAP_SRQ			(1u << 7)	/* spec §13.5 */
+#define SHCA_CAP_MW			(1u << 8)	/* spec §13.6 */
+#define SHCA_CAP_XRC			(1u << 9)	/* spec §13.7 */
 
 /* CTRL */
 #define SHCA_CTRL_EN			(1u << 0)
@@ -219,6 +222,12 @@ enum shca_aq_opcode {
 	SHCA_AQ_MODIFY_SRQ		= 0x14,
 	SHCA_AQ_QUERY_SRQ		= 0x15,	/* struct shca_aq_handle */
 	SHCA_AQ_DESTROY_SRQ		= 0x16,	/* struct shca_aq_handle */
+	/* CAPS.MW (spec §13.6) */
+	SHCA_AQ_ALLOC_MW		= 0x17,
+	SHCA_AQ_DEALLOC_MW		= 0x18,	/* struct shca_aq_handle */
+	/* CAPS.XRC (spec §13.7) */
+	SHCA_AQ_ALLOC_XRCD		= 0x19,	/* struct shca_aq_handle: uctx */
+	SHCA_AQ_DEALLOC_XRCD		= 0x1a,	/* struct shca_aq_handle */
 };
 
 enum shca_aq_status {
@@ -267,6 +276,8 @@ enum shca_qp_type {
 	SHCA_QPT_UC			= 0x03,
 	SHCA_QPT_UD			= 0x04,
 	SHCA_QPT_GSI			= 0x05,
+	SHCA_QPT_XRC_INI		= 0x06,	/* CAPS.XRC: send side */
+	SHCA_QPT_XRC_TGT		= 0x07,	/* CAPS.XRC: receive side */
 };
 
 struct shca_aq_create_qp {
@@ -296,9 +307,15 @@ struct shca_aq_create_srq {
 	shca_le32 srq_limit;
 	uint8_t log_size;	/* 2^log_size WQEs */
 	uint8_t wqe_shift;	/* WQE stride, 2^shift bytes */
-	uint8_t rsvd[2];
+	uint8_t flags;		/* SHCA_SRQ_F_* */
+	uint8_t rsvd;
 	struct shca_buf_desc buf;	/* the ring, then struct shca_srq_record */
+	shca_le32 xrcdn;	/* SHCA_SRQ_F_XRC */
+	shca_le32 cqn;		/* SHCA_SRQ_F_XRC: where its receives complete */
 };
+
+/* An XRC SRQ (spec §13.7): of the domain xrcdn, completing to cqn. */
+#define SHCA_SRQ_F_XRC			(1u << 0)
 
 #define SHCA_SRQ_ATTR_LIMIT		(1u << 0)
 #define SHCA_SRQ_ATTR_MAX_WR		(1u << 1)
@@ -339,6 +356,7 @@ struct shca_aq_qp_attr {
 #define SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC	(1u << 11)
 #define SHCA_QP_ATTR_DEST_QPN		(1u << 12)
 #define SHCA_QP_ATTR_QKEY		(1u << 13)
+#define SHCA_QP_ATTR_SQD_NOTIFY		(1u << 14)	/* RTS -> SQD */
 
 enum shca_qp_state {
 	SHCA_QPS_RESET			= 0,
@@ -390,8 +408,15 @@ struct shca_qp_attr {
 #define SHCA_ACCESS_REMOTE_WRITE	(1u << 1)
 #define SHCA_ACCESS_REMOTE_READ		(1u << 2)
 #define SHCA_ACCESS_REMOTE_ATOMIC	(1u << 3)
+#define SHCA_ACCESS_MW_BIND		(1u << 4)	/* CAPS.MW: windows bind */
 #define SHCA_ACCESS_PHYS		(1u << 8)	/* DMA MR: no pages */
 #define SHCA_ACCESS_FAST_REG		(1u << 9)	/* registered by WQE */
+
+struct shca_aq_alloc_mw {
+	shca_le32 pdn;
+	uint8_t type;		/* 1 or 2 */
+	uint8_t rsvd[3];
+};
 
 struct shca_aq_reg_mr {
 	shca_le32 pdn;
@@ -457,6 +482,7 @@ struct shca_aq_entry {
 		struct shca_aq_mcast mcast;
 		struct shca_aq_create_srq create_srq;
 		struct shca_aq_modify_srq modify_srq;
+		struct shca_aq_alloc_mw alloc_mw;
 		uint8_t raw[SHCA_AQ_PAYLOAD_SIZE];
 	};
 };
@@ -541,6 +567,7 @@ enum shca_wr_opcode {
 	/* CAPS.DGRAM (spec §18) */
 	SHCA_WR_REG_MR			= 0x08,	/* struct shca_fast_reg_wqe */
 	SHCA_WR_LOCAL_INV		= 0x09,	/* imm = key */
+	SHCA_WR_BIND_MW			= 0x0a,	/* struct shca_bind_mw_wqe */
 };
 
 #define SHCA_WQE_SIGNALED		(1u << 0)
@@ -566,7 +593,7 @@ struct shca_send_wqe {
 	shca_le32 inline_len;	/* with SHCA_WQE_INLINE */
 	shca_le64 compare_add;
 	shca_le64 swap;
-	shca_le32 remote_qpn;	/* UD */
+	shca_le32 remote_qpn;	/* UD; XRC_INI: the target XRC SRQ */
 	shca_le32 remote_qkey;	/* UD: bit 31 set = the QP's own */
 	shca_le64 rsvd1;
 	/*
@@ -590,6 +617,22 @@ struct shca_fast_reg_wqe {
 	uint8_t rsvd1[24];
 };
 
+/* BIND_MW (spec §13.6): the window mw_key to a range of the MR mr_key. */
+struct shca_bind_mw_wqe {
+	shca_le64 wr_id;
+	uint8_t opcode;		/* SHCA_WR_BIND_MW */
+	uint8_t flags;		/* SHCA_WQE_SIGNALED, SHCA_WQE_FENCE */
+	uint8_t rsvd0[2];
+	shca_le32 mw_key;	/* the window's key now */
+	shca_le32 new_key;	/* its index, new tag in bits 7:0 */
+	shca_le32 mr_key;
+	shca_le32 access;	/* SHCA_ACCESS_REMOTE_* */
+	shca_le32 rsvd1;
+	shca_le64 addr;
+	shca_le64 length;
+	uint8_t rsvd2[16];
+};
+
 /* UD: the destination QPN of multicast, the Q_Key of QP1 */
 #define SHCA_MCAST_QPN			0xffffffu
 #define SHCA_GSI_QKEY			0x80010000u
@@ -610,6 +653,7 @@ enum shca_cqe_status {
 	SHCA_CQE_WR_FLUSH_ERR		= 5,
 	SHCA_CQE_BAD_RESP_ERR		= 7,
 	SHCA_CQE_LOC_ACCESS_ERR		= 8,
+	SHCA_CQE_MW_BIND_ERR		= 6,
 	SHCA_CQE_REM_INV_REQ_ERR	= 9,
 	SHCA_CQE_REM_ACCESS_ERR		= 10,
 	SHCA_CQE_REM_OP_ERR		= 11,
@@ -624,6 +668,7 @@ enum shca_cqe_opcode {
 	SHCA_CQE_OP_RDMA_READ		= 0x02,
 	SHCA_CQE_OP_COMP_SWAP		= 0x03,
 	SHCA_CQE_OP_FETCH_ADD		= 0x04,
+	SHCA_CQE_OP_BIND_MW		= 0x05,
 	SHCA_CQE_OP_LOCAL_INV		= 0x06,
 	SHCA_CQE_OP_REG_MR		= 0x08,
 	SHCA_CQE_OP_RECV		= 0x80,
@@ -681,6 +726,8 @@ _Static_assert(sizeof(struct shca_aq_reg_mr) == 48, "shca_aq_reg_mr");
 _Static_assert(sizeof(struct shca_sge) == 16, "shca_sge");
 _Static_assert(sizeof(struct shca_send_wqe) == 64, "shca_send_wqe");
 _Static_assert(sizeof(struct shca_fast_reg_wqe) == 64, "shca_fast_reg_wqe");
+_Static_assert(sizeof(struct shca_bind_mw_wqe) == 64, "shca_bind_mw_wqe");
+_Static_assert(sizeof(struct shca_aq_alloc_mw) == 8, "shca_aq_alloc_mw");
 _Static_assert(sizeof(struct shca_av) == 32, "shca_av");
 _Static_assert(sizeof(struct shca_aq_mcast) == 24, "shca_aq_mcast");
 _Static_assert(sizeof(struct shca_recv_wqe) == 16, "shca_recv_wqe");
@@ -688,7 +735,7 @@ _Static_assert(sizeof(struct shca_cqe) == SHCA_CQE_SIZE, "shca_cqe");
 _Static_assert(sizeof(struct shca_cq_record) == 8, "shca_cq_record");
 _Static_assert(sizeof(struct shca_sq_record) == 8, "shca_sq_record");
 _Static_assert(sizeof(struct shca_srq_record) == 8, "shca_srq_record");
-_Static_assert(sizeof(struct shca_aq_create_srq) == 32, "shca_aq_create_srq");
+_Static_assert(sizeof(struct shca_aq_create_srq) == 40, "shca_aq_create_srq");
 _Static_assert(sizeof(struct shca_aq_modify_srq) == 32, "shca_aq_modify_srq");
 _Static_assert(sizeof(struct shca_aq_entry) == SHCA_AQ_ENTRY_SIZE,
 	       "shca_aq_entry");

@@ -1105,7 +1105,7 @@ static void test_qp_create_checks(void)
     cmd.create_qp.pdn = cpu_to_le32(rdma_user_pd(&r, uctx));
     g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
     /* types: unknown, GSI for a user context */
-    rdma_qp_cmd(&r, &cmd, 0, 0x07, cq, cq, sq, rq);
+    rdma_qp_cmd(&r, &cmd, 0, 0x08, cq, cq, sq, rq);
     g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
     rdma_qp_cmd(&r, &cmd, uctx, SHCA_QPT_GSI, ucq, ucq, sq, rq);
     g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
@@ -2091,6 +2091,63 @@ static void test_wqe_send_self(void)
     g_assert(memcmp(got, inl, sizeof(inl)) == 0);
     g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_RTS);
     g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/*
+ * SQD (spec §13.2): the WQE started before goes on and completes, the
+ * SQ_DRAINED event follows, one posted in SQD waits for RTS.
+ */
+static void test_qp_sqd(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_SQD);
+    uint64_t tx, rx;
+    struct shca_eqe eqe;
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, netdev);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    loop_connect(&r, &l, false);
+    tx = guest_alloc(&r.h.alloc, 4096);
+    rx = guest_alloc(&r.h.alloc, 8192);
+    loop_recv(&r, &l, 0, 0x1111, rx, 4096);
+    loop_recv(&r, &l, 1, 0x1112, rx + 4096, 4096);
+    rdma_db(&r, 0, SHCA_DB_RQ, 2 << 16 | l.qpn);
+
+    /* 3000 bytes: the first packet leaves at the doorbell, then SQD */
+    loop_send(&r, &l, 0, 0x2222, tx, 3000, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    g_assert_cmpuint(rdma_modify(&r, l.qpn, SHCA_QP_ATTR_STATE |
+                                 SHCA_QP_ATTR_SQD_NOTIFY, &a), ==,
+                     SHCA_AQ_OK);
+    loop_send(&r, &l, 1, 0x2223, tx, 16, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    g_assert_cmphex(le64_to_cpu(loop_recv_cqe(&r, &l).wr_id), ==, 0x1111);
+    g_assert_cmphex(le64_to_cpu(loop_send_cqe(&r, &l).wr_id), ==, 0x2222);
+    eqe = rdma_eqe(&r, r.eq0, 0);
+    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_SQ_DRAINED);
+    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, l.qpn);
+    qtest_clock_step(r.h.qts, 10 * 1000 * 1000);
+    g_assert(!loop_cqe_ready(&r, l.scqbuf, l.scq_n));
+    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_SQD);
+    g_assert_cmpuint(rdma_eqe(&r, r.eq0, 1).type, ==, 0);
+
+    /* SQD_NOTIFY only into SQD; SQD only from RTS */
+    a.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(&r, l.qpn, SHCA_QP_ATTR_STATE |
+                                 SHCA_QP_ATTR_SQD_NOTIFY, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
+    /* back to RTS: the SEND posted in SQD goes */
+    g_assert_cmpuint(rdma_modify(&r, l.qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmphex(le64_to_cpu(loop_recv_cqe(&r, &l).wr_id), ==, 0x1112);
+    g_assert_cmphex(le64_to_cpu(loop_send_cqe(&r, &l).wr_id), ==, 0x2223);
+    loop_connect(&r, &l, true);
+    a.state = SHCA_QPS_SQD;
+    g_assert_cmpuint(rdma_modify(&r, l.qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_BAD_PARAM);
     hca_stop(&r.h);
 }
 
@@ -3659,6 +3716,7 @@ static void test_srq_ud(void)
 typedef union FastWqe {
     struct shca_send_wqe send;
     struct shca_fast_reg_wqe reg;
+    struct shca_bind_mw_wqe bind;
 } FastWqe;
 
 #define FR_IOVA     0x7654321000ull
@@ -3692,15 +3750,17 @@ static void fr_post_reg(Rdma *r, Loop *l, uint16_t i, uint32_t key,
     loop_write_send(r, l, i, &w.send, NULL, 0);
 }
 
-static void fr_post_op(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
-                       uint32_t rkey, uint64_t src, uint32_t len)
+/* WQE i: opcode through rkey at raddr, len bytes from src (none: 0). */
+static void loop_post_op(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
+                         uint32_t rkey, uint64_t raddr, uint64_t src,
+                         uint32_t len)
 {
     struct shca_send_wqe w = {
         .wr_id = cpu_to_le64(0xf000 + i),
         .opcode = opcode,
         .flags = SHCA_WQE_SIGNALED,
         .num_sge = 1,
-        .remote_addr = cpu_to_le64(FR_IOVA + 0x100),
+        .remote_addr = cpu_to_le64(raddr),
         .rkey = cpu_to_le32(rkey),
         .imm = cpu_to_le32(rkey),       /* LOCAL_INV, SEND_INV */
     };
@@ -3714,6 +3774,13 @@ static void fr_post_op(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
         w.num_sge = 0;
     }
     loop_write_send(r, l, i, &w, &sge, w.num_sge ? sizeof(sge) : 0);
+}
+
+/* The same at the fast-registration MR's iova. */
+static void fr_post_op(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
+                       uint32_t rkey, uint64_t src, uint32_t len)
+{
+    loop_post_op(r, l, i, opcode, rkey, FR_IOVA + 0x100, src, len);
 }
 
 static void fr_check_cqe(Rdma *r, Loop *l, uint16_t i, uint8_t status,
@@ -3864,6 +3931,346 @@ static void test_fast_reg(void)
     hca_stop(&r.h);
 }
 
+/* --- memory windows (spec §13.6) --------------------------------------- */
+
+static uint8_t rdma_alloc_mw(Rdma *r, uint32_t pdn, uint8_t type,
+                             uint32_t *key)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_ALLOC_MW };
+
+    cmd.alloc_mw.pdn = cpu_to_le32(pdn);
+    cmd.alloc_mw.type = type;
+    return hca_cmd(&r->h, &cmd, key);
+}
+
+static void mw_post_bind(Rdma *r, Loop *l, uint16_t i, uint32_t mw_key,
+                         uint32_t new_key, uint32_t mr_key, uint64_t addr,
+                         uint64_t length)
+{
+    FastWqe w = { .bind = {
+        .wr_id = cpu_to_le64(0xf000 + i),
+        .opcode = SHCA_WR_BIND_MW,
+        .flags = SHCA_WQE_SIGNALED,
+        .mw_key = cpu_to_le32(mw_key),
+        .new_key = cpu_to_le32(new_key),
+        .mr_key = cpu_to_le32(mr_key),
+        .access = cpu_to_le32(length ? SHCA_ACCESS_REMOTE_WRITE : 0),
+        .addr = cpu_to_le64(addr),
+        .length = cpu_to_le64(length),
+    } };
+
+    loop_write_send(r, l, i, &w.send, NULL, 0);
+}
+
+/* The key with the next tag, as software picks it for a bind. */
+static uint32_t key_next_tag(uint32_t key)
+{
+    return (key & ~0xffu) | ((key + 1) & 0xff);
+}
+
+/*
+ * Windows of both types on a loop RC QP: unbound a key grants nothing;
+ * bound it grants its range and rights only; bad binds fail with
+ * MW_BIND_ERR; type 1 unbinds by a bind of length 0, type 2 by LOCAL_INV
+ * or by a SEND_INV on its QP; an MR with windows bound stays registered.
+ */
+static void test_mw(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    uint8_t data[64], got[64];
+    uint64_t naks = 0, buf, src, rx;
+    uint32_t mr, plain, mw1, mw2, k1, k2, junk;
+    struct shca_cqe cqe;
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, netdev);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_MW, ==, SHCA_CAP_MW);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    loop_connect(&r, &l, false);
+    buf = guest_alloc(&r.h.alloc, 8192);
+    src = guest_alloc(&r.h.alloc, 4096);
+    rx = guest_alloc(&r.h.alloc, 4096);
+    memset(data, 0x6d, sizeof(data));
+    qtest_memwrite(r.h.qts, src, data, sizeof(data));
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
+                                 SHCA_ACCESS_LOCAL_WRITE | SHCA_ACCESS_MW_BIND,
+                                 0, RAM_TOP, 0, NULL, &mr), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
+                                 SHCA_ACCESS_LOCAL_WRITE, 0, RAM_TOP, 0, NULL,
+                                 &plain), ==, SHCA_AQ_OK);
+
+    /* ALLOC_MW: a type, a PD; windows and MRs are freed by their own */
+    g_assert_cmpuint(rdma_alloc_mw(&r, r.pd, 3, &junk), ==, SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_alloc_mw(&r, 99, 1, &junk), ==, SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(rdma_alloc_mw(&r, r.pd, 1, &mw1), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_alloc_mw(&r, r.pd, 2, &mw2), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_MW, plain, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, mw1, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+
+    /* unbound: a WRITE through it is refused */
+    loop_post_op(&r, &l, 0, SHCA_WR_RDMA_WRITE, mw1, buf, src, 64);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    fr_check_refused(&r, &l, 0, &naks);
+
+    /* type 1 bound to buf .. buf + 4096 for WRITE, in one batch with one */
+    loop_connect(&r, &l, false);
+    k1 = key_next_tag(mw1);
+    mw_post_bind(&r, &l, 0, mw1, k1, mr, buf, 4096);
+    loop_post_op(&r, &l, 1, SHCA_WR_RDMA_WRITE, k1, buf + 100, src, 64);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_SUCCESS, SHCA_CQE_OP_BIND_MW);
+    fr_check_cqe(&r, &l, 1, SHCA_CQE_SUCCESS, SHCA_CQE_OP_RDMA_WRITE);
+    qtest_memread(r.h.qts, buf + 100, got, sizeof(got));
+    g_assert(memcmp(got, data, sizeof(got)) == 0);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, mr, NULL), ==,
+                     SHCA_AQ_BUSY);
+    /* past its end, a right it lacks, its old key */
+    loop_post_op(&r, &l, 2, SHCA_WR_RDMA_WRITE, k1, buf + 4096 - 8, src, 64);
+    rdma_db(&r, 0, SHCA_DB_SQ, 3 << 16 | l.qpn);
+    fr_check_refused(&r, &l, 2, &naks);
+    loop_connect(&r, &l, false);
+    loop_post_op(&r, &l, 0, SHCA_WR_RDMA_READ, k1, buf, rx, 16);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    fr_check_refused(&r, &l, 0, &naks);
+    loop_connect(&r, &l, false);
+    loop_post_op(&r, &l, 0, SHCA_WR_RDMA_WRITE, mw1, buf, src, 16);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    fr_check_refused(&r, &l, 0, &naks);
+
+    /* an MR without MW_BIND, a range past the MR: MW_BIND_ERR, ERR */
+    loop_connect(&r, &l, false);
+    mw_post_bind(&r, &l, 0, k1, key_next_tag(k1), plain, buf, 4096);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_MW_BIND_ERR, 0);
+    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_ERR);
+    loop_connect(&r, &l, false);
+    mw_post_bind(&r, &l, 0, k1, key_next_tag(k1), mr, RAM_TOP - 8, 4096);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_MW_BIND_ERR, 0);
+
+    /* type 1: a bind of length 0 unbinds; LOCAL_INV is not for type 1 */
+    loop_connect(&r, &l, false);
+    mw_post_bind(&r, &l, 0, k1, key_next_tag(k1), mr, 0, 0);
+    k1 = key_next_tag(k1);
+    loop_post_op(&r, &l, 1, SHCA_WR_RDMA_WRITE, k1, buf, src, 16);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_SUCCESS, SHCA_CQE_OP_BIND_MW);
+    fr_check_refused(&r, &l, 1, &naks);
+    loop_connect(&r, &l, false);
+    loop_post_op(&r, &l, 0, SHCA_WR_LOCAL_INV, k1, 0, 0, 0);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_LOC_PROT_ERR, 0);
+
+    /* type 2: bound once; LOCAL_INV unbinds it */
+    loop_connect(&r, &l, false);
+    k2 = key_next_tag(mw2);
+    mw_post_bind(&r, &l, 0, mw2, k2, mr, buf, 4096);
+    loop_post_op(&r, &l, 1, SHCA_WR_RDMA_WRITE, k2, buf, src, 64);
+    mw_post_bind(&r, &l, 2, k2, key_next_tag(k2), mr, buf, 4096);
+    rdma_db(&r, 0, SHCA_DB_SQ, 3 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_SUCCESS, SHCA_CQE_OP_BIND_MW);
+    fr_check_cqe(&r, &l, 1, SHCA_CQE_SUCCESS, SHCA_CQE_OP_RDMA_WRITE);
+    fr_check_cqe(&r, &l, 2, SHCA_CQE_MW_BIND_ERR, 0);
+    loop_connect(&r, &l, false);
+    loop_post_op(&r, &l, 0, SHCA_WR_LOCAL_INV, k2, 0, 0, 0);
+    loop_post_op(&r, &l, 1, SHCA_WR_RDMA_WRITE, k2, buf, src, 16);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_SUCCESS, SHCA_CQE_OP_LOCAL_INV);
+    fr_check_refused(&r, &l, 1, &naks);
+
+    /* SEND_INV on the QP it is associated with unbinds it, WITH_INV */
+    loop_connect(&r, &l, false);
+    mw_post_bind(&r, &l, 0, k2, key_next_tag(k2), mr, buf, 4096);
+    k2 = key_next_tag(k2);
+    loop_post_op(&r, &l, 1, SHCA_WR_SEND_INV, k2, 0, src, 16);
+    loop_recv(&r, &l, 0, 0x1236, rx, 4096);
+    rdma_db(&r, 0, SHCA_DB_RQ, 1 << 16 | l.qpn);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_SUCCESS, SHCA_CQE_OP_BIND_MW);
+    fr_check_cqe(&r, &l, 1, SHCA_CQE_SUCCESS, SHCA_CQE_OP_SEND);
+    cqe = loop_recv_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmphex(cqe.flags, ==, SHCA_CQE_WITH_INV);
+    g_assert_cmphex(le32_to_cpu(cqe.imm), ==, k2);
+    loop_post_op(&r, &l, 2, SHCA_WR_RDMA_WRITE, k2, buf, src, 16);
+    rdma_db(&r, 0, SHCA_DB_SQ, 3 << 16 | l.qpn);
+    fr_check_refused(&r, &l, 2, &naks);
+
+    /* no window bound any more: the MR goes; the windows by index */
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, mr, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_MW, mw1, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_MW, mw2, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_MW, mw2, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/* --- XRC (spec §13.7) -------------------------------------------------- */
+
+/* RESET -> INIT -> RTR -> RTS to the QP dest of this port, both ways. */
+static void xrc_connect(Rdma *r, uint32_t qpn, uint32_t dest)
+{
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_INIT);
+
+    a.access = cpu_to_le32(SHCA_ACCESS_REMOTE_WRITE);
+    g_assert_cmpuint(rdma_modify(r, qpn, RC_INIT_MASK, &a), ==, SHCA_AQ_OK);
+    a = rc_attr(SHCA_QPS_RTR);
+    a.dest_qpn = cpu_to_le32(dest);
+    a.sq_psn = a.rq_psn;
+    a.timeout = 8;
+    a.av.dgid[10] = a.av.dgid[11] = 0xff;
+    stl_be_p(a.av.dgid + 12, 0x0a000001);
+    stl_le_p(a.av.dmac, rd(&r->h, SHCA_REG_MAC_LO));
+    stw_le_p(a.av.dmac + 4, rd(&r->h, SHCA_REG_MAC_HI));
+    g_assert_cmpuint(rdma_modify(r, qpn, RC_RTR_MASK, &a), ==, SHCA_AQ_OK);
+    a.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(r, qpn, RC_RTS_MASK, &a), ==, SHCA_AQ_OK);
+}
+
+static uint8_t xrc_create_qp(Rdma *r, uint8_t type, uint32_t pdn_or_xrcd,
+                             uint32_t cq, uint64_t sq, uint32_t *qpn)
+{
+    struct shca_aq_entry cmd;
+
+    rdma_qp_cmd(r, &cmd, 0, type, cq, cq, sq, 0);
+    cmd.create_qp.pdn = cpu_to_le32(pdn_or_xrcd);
+    /* one page of 32 WQEs of 128 bytes, or no SQ at all */
+    cmd.create_qp.sq_log_size = sq ? 5 : 0;
+    cmd.create_qp.sq_wqe_shift = sq ? 7 : 0;
+    if (!sq) {
+        memset(&cmd.create_qp.sq, 0, sizeof(cmd.create_qp.sq));
+    }
+    return hca_cmd(&r->h, &cmd, qpn);
+}
+
+/*
+ * A send QP reaches a target QP of the same port; each SEND lands in the
+ * XRC SRQ it names and completes to that SRQ's CQ; a WRITE uses the
+ * SRQ's PD; a SEND naming an SRQ that is not of the domain is refused.
+ */
+static void test_xrc(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_CREATE_SRQ };
+    uint32_t xrcdn, xsrq, ini, tgt, key, junk, tcq, scq;
+    uint64_t sq, srqbuf, tcqbuf, scqbuf, tx, rx, dst;
+    uint8_t got[32];
+    struct shca_cqe cqe;
+    Loop l = { .sq_shift = 7 };
+    Srq basic, q;
+    Rdma r;
+
+    rdma_start_with(&r, netdev);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_XRC, ==, SHCA_CAP_XRC);
+    g_assert_cmpuint(rd(&r.h, SHCA_REG_MAX_XRCD), ==, 1024);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_XRCD, 1, &junk), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_XRCD, 0, &xrcdn), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
+                                 SHCA_ACCESS_LOCAL_WRITE |
+                                 SHCA_ACCESS_REMOTE_WRITE, 0, RAM_TOP, 0, NULL,
+                                 &key), ==, SHCA_AQ_OK);
+    tcq = rdma_cq(&r, 0, LOOP_CQ_LOG, &tcqbuf);
+    scq = rdma_cq(&r, 0, LOOP_CQ_LOG, &scqbuf);
+
+    /* the XRC SRQ: of the domain, completing to tcq; bad domain, bad CQ */
+    srqbuf = guest_alloc(&r.h.alloc, 4096);
+    qtest_memset(r.h.qts, srqbuf, 0, 4096);
+    cmd.create_srq.pdn = cpu_to_le32(r.pd);
+    cmd.create_srq.log_size = SRQ_LOG;
+    cmd.create_srq.wqe_shift = SRQ_SHIFT;
+    cmd.create_srq.flags = SHCA_SRQ_F_XRC;
+    buf_direct(&cmd.create_srq.buf, srqbuf, 1);
+    cmd.create_srq.xrcdn = cpu_to_le32(xrcdn + 1);
+    cmd.create_srq.cqn = cpu_to_le32(tcq);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_HANDLE);
+    cmd.create_srq.xrcdn = cpu_to_le32(xrcdn);
+    cmd.create_srq.cqn = cpu_to_le32(999);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_HANDLE);
+    cmd.create_srq.cqn = cpu_to_le32(tcq);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &xsrq), ==, SHCA_AQ_OK);
+    q = (Srq) { .srqn = xsrq, .buf = srqbuf, .log_size = SRQ_LOG };
+    srq_start(&r, &basic, 0);
+
+    /* QPs: a target of the domain, without anything; a send QP */
+    g_assert_cmpuint(xrc_create_qp(&r, SHCA_QPT_XRC_TGT, xrcdn + 1, 0, 0,
+                                   &junk), ==, SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(xrc_create_qp(&r, SHCA_QPT_XRC_TGT, xrcdn, scq, 0,
+                                   &junk), ==, SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(xrc_create_qp(&r, SHCA_QPT_XRC_TGT, xrcdn, 0, 0, &tgt),
+                     ==, SHCA_AQ_OK);
+    sq = guest_alloc(&r.h.alloc, 4096);
+    g_assert_cmpuint(xrc_create_qp(&r, SHCA_QPT_XRC_INI, r.pd, scq, sq, &ini),
+                     ==, SHCA_AQ_OK);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_XRC_INI, scq, scq, sq, srqbuf);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
+    xrc_connect(&r, ini, tgt);
+    xrc_connect(&r, tgt, ini);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_XRCD, xrcdn, NULL), ==,
+                     SHCA_AQ_BUSY);
+
+    /* a SEND into the XRC SRQ, named by remote_qpn */
+    l.qpn = ini;
+    l.sq = sq;
+    l.key = key;
+    l.scqbuf = scqbuf;
+    tx = guest_alloc(&r.h.alloc, 4096);
+    rx = guest_alloc(&r.h.alloc, 4096);
+    dst = guest_alloc(&r.h.alloc, 4096);
+    qtest_memwrite(r.h.qts, tx, "extended reliable connection", 28);
+    srq_post(&r, &q, 0x800, rx, 1024, key);
+    loop_send(&r, &l, 0, 0x900, tx, 28, SHCA_WQE_SIGNALED);
+    qtest_writel(r.h.qts, sq + offsetof(struct shca_send_wqe, remote_qpn),
+                 cpu_to_le32(xsrq));
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | ini);
+    cqe = loop_wait_cqe(&r, tcqbuf, 0);
+    check_srq_recv(cqe, 0x800, 0, 28, tgt);
+    qtest_memread(r.h.qts, rx, got, 28);
+    g_assert(memcmp(got, "extended reliable connection", 28) == 0);
+    cqe = loop_send_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+
+    /* a WRITE through the SRQ's PD */
+    loop_post_op(&r, &l, 1, SHCA_WR_RDMA_WRITE, key, dst, tx, 28);
+    qtest_writel(r.h.qts, sq + (1 << 7) +
+                 offsetof(struct shca_send_wqe, remote_qpn),
+                 cpu_to_le32(xsrq));
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | ini);
+    cqe = loop_send_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    qtest_memread(r.h.qts, dst, got, 28);
+    g_assert(memcmp(got, "extended reliable connection", 28) == 0);
+
+    /* an SRQ that is not an XRC SRQ of the domain: invalid request */
+    loop_send(&r, &l, 2, 0x902, tx, 28, SHCA_WQE_SIGNALED);
+    qtest_writel(r.h.qts, sq + (2 << 7) +
+                 offsetof(struct shca_send_wqe, remote_qpn),
+                 cpu_to_le32(basic.srqn));
+    rdma_db(&r, 0, SHCA_DB_SQ, 3 << 16 | ini);
+    cqe = loop_send_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_REM_INV_REQ_ERR);
+
+    /* the domain goes once its target QP and SRQ have */
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, tgt, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_XRCD, xrcdn, NULL), ==,
+                     SHCA_AQ_BUSY);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_SRQ, xsrq, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_XRCD, xrcdn, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -3885,6 +4292,7 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/qp/modify-path", test_qp_modify_path);
     qtest_add_func("/softhca/qp/modify-illegal", test_qp_modify_illegal);
     qtest_add_func("/softhca/qp/flush", test_qp_flush);
+    qtest_add_func("/softhca/qp/sqd", test_qp_sqd);
     qtest_add_func("/softhca/doorbell/wrong-page", test_doorbell_wrong_page);
     qtest_add_func("/softhca/cq/overrun", test_cq_overrun);
     qtest_add_func("/softhca/mr/reg", test_mr_reg);
@@ -3905,7 +4313,9 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/srq/checks", test_srq_checks);
     qtest_add_func("/softhca/srq/rc", test_srq_rc);
     qtest_add_func("/softhca/srq/ud", test_srq_ud);
+    qtest_add_func("/softhca/xrc/send", test_xrc);
     qtest_add_func("/softhca/mr/fast-reg", test_fast_reg);
+    qtest_add_func("/softhca/mr/mw", test_mw);
     qtest_add_func("/softhca/fault/props", test_fault_props);
     qtest_add_func("/softhca/fault/nic-untouched", test_fault_nic_untouched);
     qtest_add_func("/softhca/fault/deterministic", test_fault_deterministic);

@@ -109,6 +109,8 @@ static void add_qp(void)
 {
     memset(&qp, 0, sizeof(qp));
     qp.vqp.qp.qp_num = TEST_QPN;
+    qp.cap.max_send_wr = 8;
+    qp.cap.max_recv_wr = 8;
     qp.sq.shape.log_size = 3;
     qp.rq.shape.log_size = 3;
     qp_table[TEST_QPN & 3] = &qp;
@@ -384,6 +386,43 @@ static void provider_cq_ex_single_threaded(void)
     CHECK_EQ(softhca_destroy_cq(ibv_cq_ex_to_cq(ex)), 0);
 }
 
+/*
+ * Receives through an SRQ free no RQ slots: those of a QP with an SRQ, and
+ * those of an XRC SRQ, which name a QP of the kernel (spec §13.7) that no
+ * table here holds; both reach the application with their qpn.
+ */
+static void provider_cq_srq_receives(void)
+{
+    const uint32_t tgt_qpn = TEST_QPN + 1;    /* another slot of the table */
+    struct ibv_cq *ibcq;
+    struct softhca_cq *cq;
+    struct ibv_wc wc[3];
+
+    add_qp();
+    qp.cap.max_recv_wr = 0;                   /* receives through an SRQ */
+    qp.rq.shape.log_size = 0;
+    ibcq = softhca_create_cq(&ctx.ibvctx.context, 4, NULL, 0);
+    CHECK(ibcq);
+    if (!ibcq) {
+        return;
+    }
+    cq = to_scq(ibcq);
+    put_cqe(cq, 0, 1, SHCA_CQE_OP_RECV, 0, 0, 5);
+    put_cqe(cq, 1, 2, SHCA_CQE_OP_RECV, 0, 0, 6);
+    cq->cqes[1].qpn = htole32(tgt_qpn);
+    put_cqe(cq, 2, 3, SHCA_CQE_OP_SEND, 0, 0, 2);
+    CHECK_EQ(softhca_poll_cq(ibcq, 3, wc), 3);
+    CHECK_EQ(wc[0].qp_num, TEST_QPN);
+    CHECK_EQ(wc[1].qp_num, tgt_qpn);
+    CHECK_EQ(wc[1].opcode, IBV_WC_RECV);
+    CHECK_EQ(wc[1].wr_id, 2);
+    CHECK_EQ(qp.rq.ci, 0);
+    CHECK_EQ(qp.sq.ci, 3);                    /* sends still free slots */
+    CHECK_EQ(record_ci(cq), 3);
+    CHECK_EQ(softhca_destroy_cq(ibcq), 0);
+    qp_table[TEST_QPN & 3] = NULL;
+}
+
 /* create_cq makes the same CQ through the legacy command. */
 static void provider_cq_legacy(void)
 {
@@ -423,6 +462,7 @@ int main(void)
     RUN(provider_cq_ex_create);
     RUN(provider_cq_ex_poll);
     RUN(provider_cq_ex_single_threaded);
+    RUN(provider_cq_srq_receives);
     RUN(provider_cq_legacy);
     return unit_summary();
 }

@@ -195,8 +195,13 @@ static void provider_send_wqe_sges(void)
     wr.num_sge = 5;
     CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
     wr.num_sge = 1;
+    /* LOCAL_INV of a window (spec §13.6): the key in imm, no data */
     wr.opcode = IBV_WR_LOCAL_INV;
-    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EOPNOTSUPP);
+    wr.invalidate_rkey = 0x4321;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(slot[8], SHCA_WR_LOCAL_INV);
+    CHECK_EQ(le(slot, 12, 4), 0x4321);
+    CHECK_EQ(slot[10], 0);
     wr.opcode = IBV_WR_SEND_WITH_INV;
     wr.invalidate_rkey = 0x12345678;
     CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
@@ -535,7 +540,7 @@ static struct ibv_qp_ex *fake_qp_init(struct fake_qp *f,
     /* what softhca_sq_shape() gives a 128-byte stride */
     f->qp.sq.lim = (struct softhca_wqe_limits){
         .max_sge = dgram ? 2 : 4, .max_inline = dgram ? 32 : 64,
-        .dgram = dgram,
+        .dgram = dgram, .xrc = type == IBV_QPT_XRC_SEND,
     };
     pthread_spin_init(&f->qp.sq.lock, PTHREAD_PROCESS_PRIVATE);
     CHECK_EQ(softhca_qp_ex_init(&f->qp, &attr), 0);
@@ -563,7 +568,8 @@ static void wr_begin(struct ibv_qp_ex *qx, uint64_t wr_id, unsigned int flags)
      IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_RDMA_WRITE |         \
      IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |    \
      IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                                \
-     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW |     \
+     IBV_QP_EX_WITH_LOCAL_INV)
 
 /* Every RC opcode: the same bytes in every slot, one doorbell for all. */
 static void provider_wr_same_wqes_rc(void)
@@ -731,6 +737,82 @@ static void provider_wr_same_wqes_ud(void)
     CHECK_EQ(b.qp.sq.pi, 3);
 }
 
+/*
+ * XRC send QP (spec §13.7): RC's WQEs, with the target XRC SRQ in
+ * remote_qpn; local operations name none.  The same bytes either way.
+ */
+static void provider_wr_same_wqes_xrc(void)
+{
+    static struct fake_qp a, b;
+    struct ibv_qp_ex *qx;
+    struct ibv_sge sg[2] = {
+        { .addr = 0x1000, .length = 64, .lkey = 0x0101 },
+        { .addr = 0x2000, .length = 8, .lkey = 0x0202 },
+    };
+    struct ibv_send_wr wr[4] = {
+        { .wr_id = 1, .sg_list = sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+          .send_flags = IBV_SEND_SIGNALED,
+          .qp_type.xrc.remote_srqn = 0x123456 },
+        { .wr_id = 2, .sg_list = sg, .num_sge = 2,
+          .opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .imm_data = htonl(9),
+          .wr.rdma = { .remote_addr = 0x8000, .rkey = 0x99 },
+          .qp_type.xrc.remote_srqn = 7 },
+        { .wr_id = 3, .sg_list = &sg[1], .num_sge = 1,
+          .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+          .wr.atomic = { .remote_addr = 0x8010, .compare_add = 3,
+                         .rkey = 0x96 },
+          .qp_type.xrc.remote_srqn = 0xffffff },
+        { .wr_id = 4, .opcode = IBV_WR_LOCAL_INV, .invalidate_rkey = 0x500,
+          .qp_type.xrc.remote_srqn = 0x42 },
+    };
+
+    for (int i = 0; i < 3; i++) {
+        wr[i].next = &wr[i + 1];
+    }
+    fake_qp_init(&a, IBV_QPT_XRC_SEND, RC_ALL_OPS);
+    CHECK_EQ(fake_post(&a, wr), 0);
+
+    qx = fake_qp_init(&b, IBV_QPT_XRC_SEND, RC_ALL_OPS);
+    ibv_wr_start(qx);
+    wr_begin(qx, 1, IBV_SEND_SIGNALED);
+    ibv_wr_send(qx);
+    ibv_wr_set_xrc_srqn(qx, 0x123456);
+    ibv_wr_set_sge(qx, sg[0].lkey, sg[0].addr, sg[0].length);
+    wr_begin(qx, 2, 0);
+    ibv_wr_rdma_write_imm(qx, 0x99, 0x8000, htonl(9));
+    ibv_wr_set_sge_list(qx, 2, sg);
+    ibv_wr_set_xrc_srqn(qx, 7);         /* after the data as well */
+    wr_begin(qx, 3, 0);
+    ibv_wr_atomic_fetch_add(qx, 0x96, 0x8010, 3);
+    ibv_wr_set_xrc_srqn(qx, 0xffffff);
+    ibv_wr_set_sge(qx, sg[1].lkey, sg[1].addr, 8);
+    wr_begin(qx, 4, 0);
+    ibv_wr_local_inv(qx, 0x500);
+    ibv_wr_set_xrc_srqn(qx, 0x42);
+    CHECK_EQ(ibv_wr_complete(qx), 0);
+
+    CHECK(memcmp(a.ring, b.ring, sizeof(a.ring)) == 0);
+    CHECK_EQ(b.db[SHCA_DB_SQ / 4], softhca_wq_doorbell(4, FAKE_QPN));
+    CHECK_EQ(le(b.ring, 0 << FAKE_SQ_SHIFT | 48, 4), 0x123456);
+    CHECK_EQ(le(b.ring, 1 << FAKE_SQ_SHIFT | 48, 4), 7);
+    CHECK_EQ(le(b.ring, 2 << FAKE_SQ_SHIFT | 48, 4), 0xffffff);
+    CHECK_EQ(le(b.ring, 3 << FAKE_SQ_SHIFT | 48, 4), 0);
+    CHECK_EQ(le(b.ring, 0 << FAKE_SQ_SHIFT | 64, 8), 0x1000); /* no AV */
+    CHECK_EQ(le(b.ring, 1 << FAKE_SQ_SHIFT | 16, 8), 0x8000);
+
+    /* The XRCETH carries 24 bits. */
+    wr[0].next = NULL;
+    wr[0].qp_type.xrc.remote_srqn = 0x1000000;
+    CHECK_EQ(fake_post(&a, wr), EINVAL);
+    ibv_wr_start(qx);
+    ibv_wr_send(qx);
+    ibv_wr_set_xrc_srqn(qx, 0x1000000);
+    ibv_wr_set_sge(qx, 1, 0x1000, 1);
+    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    CHECK_EQ(a.qp.sq.pi, 4);
+    CHECK_EQ(b.qp.sq.pi, 4);
+}
+
 /* Build one SEND with an SGE of length len in the open batch. */
 static void wr_send_one(struct ibv_qp_ex *qx, uint32_t len)
 {
@@ -830,6 +912,57 @@ static void provider_wr_batch(void)
     CHECK_EQ(f.qp.sq.pi, 10);
 }
 
+/* BIND_MW (spec §13.6): struct shca_bind_mw_wqe, field by field. */
+static void provider_bind_mw_wqe(void)
+{
+    uint8_t slot[128];
+    struct ibv_mw mw = { .rkey = 0x500 };
+    struct ibv_mr mr = { .lkey = 0x700 };
+    struct softhca_wqe_limits wl = { .max_sge = 4, .max_inline = 64 };
+    struct ibv_send_wr wr = {
+        .wr_id = 0x42,
+        .opcode = IBV_WR_BIND_MW,
+        .send_flags = IBV_SEND_SIGNALED,
+        .bind_mw = {
+            .mw = &mw,
+            .rkey = 0x501,
+            .bind_info = {
+                .mr = &mr,
+                .addr = 0x10000,
+                .length = 0x2000,
+                /* local write means nothing for a window: ignored */
+                .mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+                                   IBV_ACCESS_REMOTE_READ |
+                                   IBV_ACCESS_LOCAL_WRITE,
+            },
+        },
+    };
+
+    memset(slot, 0xee, sizeof(slot));
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(le(slot, 0, 8), 0x42);
+    CHECK_EQ(slot[8], SHCA_WR_BIND_MW);
+    CHECK_EQ(slot[9], SHCA_WQE_SIGNALED);
+    CHECK_EQ(le(slot, 12, 4), 0x500);
+    CHECK_EQ(le(slot, 16, 4), 0x501);
+    CHECK_EQ(le(slot, 20, 4), 0x700);
+    CHECK_EQ(le(slot, 24, 4), SHCA_ACCESS_REMOTE_WRITE |
+                              SHCA_ACCESS_REMOTE_READ);
+    CHECK_EQ(le(slot, 32, 8), 0x10000);
+    CHECK_EQ(le(slot, 40, 8), 0x2000);
+    /* zero-based windows, a range without an MR, a UD QP: refused */
+    wr.bind_mw.bind_info.mw_access_flags |= IBV_ACCESS_ZERO_BASED;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+    wr.bind_mw.bind_info.mw_access_flags = 0;
+    wr.bind_mw.bind_info.mr = NULL;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+    wr.bind_mw.bind_info.length = 0;
+    wr.bind_mw.bind_info.addr = 0;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);  /* type 1 unbind */
+    wl.dgram = true;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+}
+
 /* create_qp_ex: the operations the device carries on each QP type. */
 static void provider_wr_send_ops(void)
 {
@@ -839,8 +972,8 @@ static void provider_wr_send_ops(void)
         int err;
     } cases[] = {
         { IBV_QPT_RC, RC_ALL_OPS, 0 },
-        { IBV_QPT_RC, IBV_QP_EX_WITH_LOCAL_INV, EOPNOTSUPP }, /* kernel's */
-        { IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW, EOPNOTSUPP },
+        { IBV_QPT_UC, IBV_QP_EX_WITH_BIND_MW, EOPNOTSUPP },
+        { IBV_QPT_UD, IBV_QP_EX_WITH_LOCAL_INV, EOPNOTSUPP },
         { IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE, EOPNOTSUPP },
         { IBV_QPT_RC, IBV_QP_EX_WITH_FLUSH, EOPNOTSUPP },
         { IBV_QPT_RC, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO, EOPNOTSUPP },
@@ -853,6 +986,9 @@ static void provider_wr_send_ops(void)
         { IBV_QPT_UD, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM, 0 },
         { IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE, EOPNOTSUPP },
         { IBV_QPT_RAW_PACKET, IBV_QP_EX_WITH_SEND, EOPNOTSUPP },
+        { IBV_QPT_XRC_SEND, RC_ALL_OPS, 0 },
+        { IBV_QPT_XRC_SEND, IBV_QP_EX_WITH_ATOMIC_WRITE, EOPNOTSUPP },
+        { IBV_QPT_XRC_RECV, IBV_QP_EX_WITH_SEND, EOPNOTSUPP },
     };
     static struct softhca_qp qp;
     struct ibv_qp_ex *qx = &qp.vqp.qp_ex;
@@ -874,9 +1010,15 @@ static void provider_wr_send_ops(void)
         .qp_type = IBV_QPT_RC, .send_ops_flags = RC_ALL_OPS }), 0);
     CHECK(qx->wr_send && qx->wr_send_imm && qx->wr_send_inv &&
           qx->wr_rdma_write && qx->wr_rdma_write_imm && qx->wr_rdma_read &&
-          qx->wr_atomic_cmp_swp && qx->wr_atomic_fetch_add);
-    CHECK(!qx->wr_local_inv && !qx->wr_bind_mw && !qx->wr_atomic_write &&
-          !qx->wr_flush && !qx->wr_send_tso && !qx->wr_set_ud_addr);
+          qx->wr_atomic_cmp_swp && qx->wr_atomic_fetch_add &&
+          qx->wr_local_inv && qx->wr_bind_mw);
+    CHECK(!qx->wr_atomic_write && !qx->wr_flush && !qx->wr_send_tso &&
+          !qx->wr_set_ud_addr && !qx->wr_set_xrc_srqn);
+    memset(&qp, 0, sizeof(qp));
+    CHECK_EQ(softhca_qp_ex_init(&qp, &(struct ibv_qp_init_attr_ex){
+        .qp_type = IBV_QPT_XRC_SEND, .send_ops_flags = IBV_QP_EX_WITH_SEND }),
+        0);
+    CHECK(qx->wr_send && qx->wr_set_xrc_srqn && !qx->wr_set_ud_addr);
     memset(&qp, 0, sizeof(qp));
     CHECK_EQ(softhca_qp_ex_init(&qp, &(struct ibv_qp_init_attr_ex){
         .qp_type = IBV_QPT_UD, .send_ops_flags = IBV_QP_EX_WITH_SEND }), 0);
@@ -895,6 +1037,7 @@ int main(void)
     RUN(provider_send_wqe_sges);
     RUN(provider_send_wqe_inline);
     RUN(provider_send_wqe_atomic);
+    RUN(provider_bind_mw_wqe);
     RUN(provider_av);
     RUN(provider_send_wqe_ud);
     RUN(provider_recv_wqe);
@@ -904,6 +1047,7 @@ int main(void)
     RUN(provider_wq_counts);
     RUN(provider_wr_same_wqes_rc);
     RUN(provider_wr_same_wqes_ud);
+    RUN(provider_wr_same_wqes_xrc);
     RUN(provider_wr_batch);
     RUN(provider_wr_send_ops);
     return unit_summary();

@@ -86,6 +86,7 @@ static void make_packet(SofthcaRocePacket *p, uint8_t opcode, size_t len)
     p->atomic_ack = 0xdeadbeefcafef00dULL;
     p->imm = 0xfeedface;
     p->inv_rkey = 0x13579bdf;
+    p->xrc_srqn = 0x2468ac;
     p->payload_len = len;
 }
 
@@ -106,6 +107,9 @@ static void check_fields(const SofthcaRocePacket *got,
     CHECK_EQ(got->bth.ack_req, want->bth.ack_req);
     CHECK_EQ(got->bth.psn, want->bth.psn);
     CHECK_EQ(got->xh, xh);
+    if (xh & SOFTHCA_XH_XRCETH) {
+        CHECK_EQ(got->xrc_srqn, want->xrc_srqn);
+    }
     if (xh & SOFTHCA_XH_DETH) {
         CHECK_EQ(got->deth.qkey, want->deth.qkey);
         CHECK_EQ(got->deth.src_qpn, want->deth.src_qpn);
@@ -169,6 +173,15 @@ static const struct {
     { 0x26, 28, 'F' }, { 0x27, 12, 'M' }, { 0x28, 12, 'L' },
     { 0x29, 16, 'L' }, { 0x2a, 28, 'O' }, { 0x2b, 32, 'O' },
     { 0x64, 20, 'O' }, { 0x65, 24, 'O' },
+    /* XRC: RC's operations, an XRCETH before the headers of requests */
+    { 0xa0, 16, 'F' }, { 0xa1, 16, 'M' }, { 0xa2, 16, 'L' },
+    { 0xa3, 20, 'L' }, { 0xa4, 16, 'O' }, { 0xa5, 20, 'O' },
+    { 0xa6, 32, 'F' }, { 0xa7, 16, 'M' }, { 0xa8, 16, 'L' },
+    { 0xa9, 20, 'L' }, { 0xaa, 32, 'O' }, { 0xab, 36, 'O' },
+    { 0xac, 32, 'o' }, { 0xad, 16, 'F' }, { 0xae, 12, 'M' },
+    { 0xaf, 16, 'L' }, { 0xb0, 16, 'O' }, { 0xb1, 16, 'o' },
+    { 0xb2, 24, 'o' }, { 0xb3, 44, 'o' }, { 0xb4, 44, 'o' },
+    { 0xb6, 20, 'L' }, { 0xb7, 20, 'O' },
 };
 #define N_OPS (sizeof(expected_ops) / sizeof(expected_ops[0]))
 
@@ -203,6 +216,8 @@ static void test_opcode_table(void)
              SOFTHCA_XH_DETH | SOFTHCA_XH_IMMDT);
     CHECK_EQ(softhca_opcode_info(0x12)->xh,
              SOFTHCA_XH_AETH | SOFTHCA_XH_ATOMICACKETH);
+    CHECK_EQ(softhca_opcode_info(0xab)->xh,
+             SOFTHCA_XH_XRCETH | SOFTHCA_XH_RETH | SOFTHCA_XH_IMMDT);
 }
 
 /* Rewrite the checksum of a 20-byte IPv4 header after changing it. */

@@ -1,0 +1,112 @@
+/*
+ * softhca: extended reliable connections (spec §13.7) -- XRC domains, the
+ * target QPs that belong to one, and the XRC SRQ each request names.
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bitmap.h"
+#include "softhca-tp.h"
+#include "trace.h"
+
+bool softhca_xrcd_ok(SofthcaState *s, uint32_t xrcdn)
+{
+    return xrcdn && xrcdn <= SOFTHCA_MAX_XRCD && test_bit(xrcdn, s->xrcd_map);
+}
+
+/* Domains belong to no context: uctx MUST be 0. */
+uint8_t softhca_xrcd_alloc(SofthcaState *s, uint32_t uctx, uint32_t *xrcdn)
+{
+    uint32_t i;
+
+    if (uctx) {
+        return SHCA_AQ_BAD_PARAM;
+    }
+    i = find_next_zero_bit(s->xrcd_map, SOFTHCA_MAX_XRCD + 1, 1);
+    if (i > SOFTHCA_MAX_XRCD) {
+        return SHCA_AQ_NO_RESOURCES;
+    }
+    set_bit(i, s->xrcd_map);
+    *xrcdn = i;
+    trace_softhca_xrcd(i, true);
+    return SHCA_AQ_OK;
+}
+
+uint8_t softhca_xrcd_dealloc(SofthcaState *s, uint32_t xrcdn)
+{
+    if (!softhca_xrcd_ok(s, xrcdn)) {
+        return SHCA_AQ_BAD_HANDLE;
+    }
+    for (uint32_t i = 1; i <= SOFTHCA_MAX_SRQ; i++) {
+        if (s->srqs[i].valid && s->srqs[i].xrc && s->srqs[i].xrcdn == xrcdn) {
+            return SHCA_AQ_BUSY;
+        }
+    }
+    for (uint32_t i = 0; i < SOFTHCA_QP_TABLE; i++) {
+        if (s->qps[i].valid && s->qps[i].type == SHCA_QPT_XRC_TGT &&
+            s->qps[i].xrcdn == xrcdn) {
+            return SHCA_AQ_BUSY;
+        }
+    }
+    clear_bit(xrcdn, s->xrcd_map);
+    trace_softhca_xrcd(xrcdn, false);
+    return SHCA_AQ_OK;
+}
+
+/*
+ * A target QP: the kernel's, in the domain pdn names, without rings, CQs
+ * or a PD of its own.
+ */
+uint8_t softhca_xrc_tgt_create(SofthcaState *s,
+                               const struct shca_aq_create_qp *c,
+                               uint32_t *qpn)
+{
+    static const struct shca_buf_desc no_buf;
+    uint32_t xrcdn = le32_to_cpu(c->pdn);
+    SofthcaQp *qp;
+    uint8_t status;
+
+    if (le32_to_cpu(c->uctx) || !softhca_xrcd_ok(s, xrcdn)) {
+        return SHCA_AQ_BAD_HANDLE;
+    }
+    if (c->send_cqn || c->recv_cqn || c->flags || c->srqn ||
+        c->sq_log_size || c->sq_wqe_shift || c->rq_log_size ||
+        c->rq_wqe_shift || memcmp(&c->sq, &no_buf, sizeof(no_buf)) ||
+        memcmp(&c->rq, &no_buf, sizeof(no_buf))) {
+        return SHCA_AQ_BAD_PARAM;
+    }
+    status = softhca_qp_alloc(s, c->type, qpn);
+    if (status != SHCA_AQ_OK) {
+        return status;
+    }
+    qp = &s->qps[*qpn];
+    qp->valid = true;
+    qp->type = SHCA_QPT_XRC_TGT;
+    qp->state = SHCA_QPS_RESET;
+    qp->qpn = *qpn;
+    qp->xrcdn = xrcdn;
+    softhca_tp_reset(s, qp);
+    trace_softhca_qp_create(*qpn, c->type, 0, xrcdn, 0, 0);
+    return SHCA_AQ_OK;
+}
+
+bool softhca_xrc_target(SofthcaState *s, SofthcaQp *qp,
+                        const SofthcaRocePacket *p)
+{
+    SofthcaSrq *srq = softhca_srq_get(s, p->xrc_srqn);
+
+    if (!(p->xh & SOFTHCA_XH_XRCETH) || !srq || !srq->xrc ||
+        srq->xrcdn != qp->xrcdn) {
+        return false;
+    }
+    /* a message in progress keeps the SRQ its first packet named */
+    if (!qp->tp.have_recv) {
+        qp->srqn = srq->srqn;
+        qp->recv_cqn = srq->cqn;
+    }
+    qp->pdn = srq->pdn;
+    return true;
+}
