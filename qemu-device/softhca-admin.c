@@ -72,7 +72,9 @@ static uint8_t softhca_handle_free(unsigned long *map, uint32_t size,
 static bool softhca_pd_busy(SofthcaState *s, uint32_t pdn)
 {
     for (uint32_t i = 0; i < SOFTHCA_QP_TABLE; i++) {
-        if (s->qps[i].valid && s->qps[i].pdn == pdn) {
+        /* an XRC target QP only borrows the PD of the SRQ it serves */
+        if (s->qps[i].valid && s->qps[i].type != SHCA_QPT_XRC_TGT &&
+            s->qps[i].pdn == pdn) {
             return true;
         }
     }

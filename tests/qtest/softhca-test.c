@@ -4159,7 +4159,7 @@ static void test_xrc(void)
 {
     g_autofree char *netdev = dgram_loop_netdev();
     struct shca_aq_entry cmd = { .opcode = SHCA_AQ_CREATE_SRQ };
-    uint32_t xrcdn, xsrq, ini, tgt, key, junk, tcq, scq;
+    uint32_t xrcdn, xsrq, ini, tgt, key, xkey, xpd, kpd, junk, tcq, scq;
     uint64_t sq, srqbuf, tcqbuf, scqbuf, tx, rx, dst;
     uint8_t got[32];
     struct shca_cqe cqe;
@@ -4180,11 +4180,19 @@ static void test_xrc(void)
                                  &key), ==, SHCA_AQ_OK);
     tcq = rdma_cq(&r, 0, LOOP_CQ_LOG, &tcqbuf);
     scq = rdma_cq(&r, 0, LOOP_CQ_LOG, &scqbuf);
+    /* the receive side in a PD of its own (rdma_reg_mr uses r.pd) */
+    kpd = r.pd;
+    xpd = r.pd = rdma_user_pd(&r, 0);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
+                                 SHCA_ACCESS_LOCAL_WRITE |
+                                 SHCA_ACCESS_REMOTE_WRITE, 0, RAM_TOP, 0, NULL,
+                                 &xkey), ==, SHCA_AQ_OK);
+    r.pd = kpd;
 
     /* the XRC SRQ: of the domain, completing to tcq; bad domain, bad CQ */
     srqbuf = guest_alloc(&r.h.alloc, 4096);
     qtest_memset(r.h.qts, srqbuf, 0, 4096);
-    cmd.create_srq.pdn = cpu_to_le32(r.pd);
+    cmd.create_srq.pdn = cpu_to_le32(xpd);
     cmd.create_srq.log_size = SRQ_LOG;
     cmd.create_srq.wqe_shift = SRQ_SHIFT;
     cmd.create_srq.flags = SHCA_SRQ_F_XRC;
@@ -4226,7 +4234,7 @@ static void test_xrc(void)
     rx = guest_alloc(&r.h.alloc, 4096);
     dst = guest_alloc(&r.h.alloc, 4096);
     qtest_memwrite(r.h.qts, tx, "extended reliable connection", 28);
-    srq_post(&r, &q, 0x800, rx, 1024, key);
+    srq_post(&r, &q, 0x800, rx, 1024, xkey);
     loop_send(&r, &l, 0, 0x900, tx, 28, SHCA_WQE_SIGNALED);
     qtest_writel(r.h.qts, sq + offsetof(struct shca_send_wqe, remote_qpn),
                  cpu_to_le32(xsrq));
@@ -4238,8 +4246,8 @@ static void test_xrc(void)
     cqe = loop_send_cqe(&r, &l);
     g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
 
-    /* a WRITE through the SRQ's PD */
-    loop_post_op(&r, &l, 1, SHCA_WR_RDMA_WRITE, key, dst, tx, 28);
+    /* a WRITE through an MR of the SRQ's PD */
+    loop_post_op(&r, &l, 1, SHCA_WR_RDMA_WRITE, xkey, dst, tx, 28);
     qtest_writel(r.h.qts, sq + (1 << 7) +
                  offsetof(struct shca_send_wqe, remote_qpn),
                  cpu_to_le32(xsrq));
@@ -4258,12 +4266,20 @@ static void test_xrc(void)
     cqe = loop_send_cqe(&r, &l);
     g_assert_cmpuint(cqe.status, ==, SHCA_CQE_REM_INV_REQ_ERR);
 
-    /* the domain goes once its target QP and SRQ have */
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, tgt, NULL), ==,
+    /*
+     * The SRQ goes, then its MR and PD, while the target QP that used them
+     * lives (regression xrc/tgt-holds-no-pd: a target QP kept the PD of
+     * the last SRQ it visited busy).  The domain goes once the QP has.
+     */
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_SRQ, xsrq, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, xkey, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_PD, xpd, NULL), ==,
                      SHCA_AQ_OK);
     g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_XRCD, xrcdn, NULL), ==,
                      SHCA_AQ_BUSY);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_SRQ, xsrq, NULL), ==,
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, tgt, NULL), ==,
                      SHCA_AQ_OK);
     g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_XRCD, xrcdn, NULL), ==,
                      SHCA_AQ_OK);
