@@ -78,6 +78,22 @@ void softhca_mr_invalidate(SofthcaState *s, SofthcaMr *mr)
     softhca_buf_free(&mr->pages);
 }
 
+SofthcaMr *softhca_remote_inv_target(SofthcaState *s, const SofthcaQp *qp,
+                                     uint32_t key)
+{
+    return softhca_mr_fast_valid(s, qp->pdn, key) ?:
+           softhca_mw_type2(s, qp, key, true);
+}
+
+void softhca_key_invalidate(SofthcaState *s, SofthcaMr *mr)
+{
+    if (mr->mw_type) {
+        softhca_mw_invalidate(s, mr);
+    } else {
+        softhca_mr_invalidate(s, mr);
+    }
+}
+
 /* Check a REG_MR WQE's fields and take its page list (spec §18). */
 static bool softhca_mr_fast_register(SofthcaState *s, SofthcaQp *qp,
                                      const struct shca_fast_reg_wqe *w)

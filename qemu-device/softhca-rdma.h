@@ -204,6 +204,14 @@ uint8_t softhca_mr_local_op(SofthcaState *s, SofthcaQp *qp,
 /* The valid fast-registration MR of PD pdn that key names, or NULL. */
 SofthcaMr *softhca_mr_fast_valid(SofthcaState *s, uint32_t pdn, uint32_t key);
 void softhca_mr_invalidate(SofthcaState *s, SofthcaMr *mr);
+/*
+ * What a SEND_INV arriving at qp may invalidate (spec §18, §13.6): a valid
+ * fast-registration MR of its PD, or a type 2 window associated with it;
+ * NULL if key names neither.  And invalidate either kind.
+ */
+SofthcaMr *softhca_remote_inv_target(SofthcaState *s, const SofthcaQp *qp,
+                                     uint32_t key);
+void softhca_key_invalidate(SofthcaState *s, SofthcaMr *mr);
 
 /* softhca-mr.c: MR table entries, for windows too */
 SofthcaMr *softhca_mr_free_slot(SofthcaState *s);

@@ -118,8 +118,7 @@ static SofthcaRespResult softhca_resp_send(SofthcaState *s, SofthcaQp *qp,
     }
     /* the key to invalidate must be good before anything is written */
     if ((p->xh & SOFTHCA_XH_IETH) &&
-        !softhca_mr_fast_valid(s, qp->pdn, p->inv_rkey) &&
-        !softhca_mw_type2(s, qp, p->inv_rkey, true)) {
+        !softhca_remote_inv_target(s, qp, p->inv_rkey)) {
         return SOFTHCA_RESP_INVALID;
     }
     if (p->payload_len > tp->recv_len - tp->recv_off) {
@@ -143,14 +142,8 @@ static SofthcaRespResult softhca_resp_send(SofthcaState *s, SofthcaQp *qp,
         flags = SHCA_CQE_WITH_IMM;
         imm = cpu_to_be32(p->imm);
     } else if (p->xh & SOFTHCA_XH_IETH) {
-        SofthcaMr *mr = softhca_mr_fast_valid(s, qp->pdn, p->inv_rkey);
-
-        if (mr) {
-            softhca_mr_invalidate(s, mr);
-        } else {
-            softhca_mw_invalidate(s, softhca_mw_type2(s, qp, p->inv_rkey,
-                                                      true));
-        }
+        softhca_key_invalidate(s, softhca_remote_inv_target(s, qp,
+                                                            p->inv_rkey));
         flags = SHCA_CQE_WITH_INV;
         imm = cpu_to_le32(p->inv_rkey);
     }
