@@ -198,6 +198,7 @@ struct softhca_cq {
 	u32 ci;			/* CQEs consumed, free-running */
 	/* serializes pollers and the cleaning of a destroyed QP's CQEs */
 	spinlock_t lock;
+	struct mutex resize_mutex;	/* user CQs: serializes resize_cq */
 };
 
 /* A kernel send or receive queue. */
@@ -250,6 +251,7 @@ struct softhca_mr {
 	u32 max_pages;
 	u32 npages;		/* filled by map_mr_sg */
 	u32 hw_key;		/* the key the device knows, for DEREG_MR */
+	int access;		/* user MRs: IB_ACCESS_*, for rereg */
 };
 
 /* A memory window: the key the device returned is all it is. */
@@ -360,6 +362,30 @@ static inline bool softhca_has_xrc(struct softhca_dev *sdev)
 	return softhca_has_srq(sdev) && (sdev->caps.caps & SHCA_CAP_XRC);
 }
 
+/* RDMA ATOMIC WRITE and FLUSH (spec §15, §16). */
+static inline bool softhca_has_atomic_write(struct softhca_dev *sdev)
+{
+	return softhca_has_qp(sdev) &&
+	       (sdev->caps.caps & SHCA_CAP_ATOMIC_WRITE);
+}
+
+static inline bool softhca_has_flush(struct softhca_dev *sdev)
+{
+	return softhca_has_qp(sdev) && (sdev->caps.caps & SHCA_CAP_FLUSH);
+}
+
+/* REREG_MR (spec §13.3). */
+static inline bool softhca_has_rereg_mr(struct softhca_dev *sdev)
+{
+	return softhca_has_qp(sdev) && (sdev->caps.caps & SHCA_CAP_REREG_MR);
+}
+
+/* RESIZE_CQ (spec §13.1). */
+static inline bool softhca_has_resize_cq(struct softhca_dev *sdev)
+{
+	return softhca_has_qp(sdev) && (sdev->caps.caps & SHCA_CAP_RESIZE_CQ);
+}
+
 static inline bool softhca_qp_is_dgram(const struct ib_qp *ibqp)
 {
 	return ibqp->qp_type == IB_QPT_UD || ibqp->qp_type == IB_QPT_GSI;
@@ -447,6 +473,8 @@ int softhca_cmd_create_cq(struct softhca_dev *sdev, u32 uctx, u32 eqn,
 			  u8 log_size, const struct shca_buf_desc *buf,
 			  u32 *cqn);
 int softhca_cmd_destroy_cq(struct softhca_dev *sdev, u32 cqn);
+int softhca_cmd_resize_cq(struct softhca_dev *sdev, u32 cqn, u8 log_size,
+			  const struct shca_buf_desc *buf, u32 *copied);
 int softhca_cmd_create_qp(struct softhca_dev *sdev,
 			  const struct softhca_create_qp_params *params,
 			  u32 *qpn);
@@ -456,6 +484,8 @@ int softhca_cmd_query_qp(struct softhca_dev *sdev, u32 qpn, dma_addr_t attr);
 int softhca_cmd_destroy_qp(struct softhca_dev *sdev, u32 qpn);
 int softhca_cmd_reg_mr(struct softhca_dev *sdev,
 		       const struct softhca_reg_mr_params *params, u32 *key);
+int softhca_cmd_rereg_mr(struct softhca_dev *sdev, u32 key,
+			 const struct softhca_reg_mr_params *params);
 int softhca_cmd_dereg_mr(struct softhca_dev *sdev, u32 key);
 int softhca_cmd_query_stats(struct softhca_dev *sdev, dma_addr_t addr);
 int softhca_cmd_mcast(struct softhca_dev *sdev, u8 opcode, u32 qpn,
@@ -527,6 +557,7 @@ bool softhca_udata_req_ok(struct ib_device *ibdev, struct ib_udata *udata);
 int softhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		      struct uverbs_attr_bundle *attrs);
 int softhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int softhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 void softhca_cq_event(struct softhca_dev *sdev, u32 cqn, u8 type);
 
 /* softhca_kcq.c */
@@ -602,6 +633,9 @@ struct ib_mr *softhca_get_dma_mr(struct ib_pd *ibpd, int access_flags);
 struct ib_mr *softhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				  u64 virt_addr, int access_flags,
 				  struct ib_udata *udata);
+struct ib_mr *softhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				    u64 length, u64 virt_addr, int access,
+				    struct ib_pd *ibpd, struct ib_udata *udata);
 int softhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *softhca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
 			       u32 max_num_sg);

@@ -117,6 +117,18 @@ int softhca_cmd_destroy_cq(struct softhca_dev *sdev, u32 cqn)
 	return softhca_cmd_handle(sdev, SHCA_AQ_DESTROY_CQ, cqn);
 }
 
+int softhca_cmd_resize_cq(struct softhca_dev *sdev, u32 cqn, u8 log_size,
+			  const struct shca_buf_desc *buf, u32 *copied)
+{
+	struct shca_aq_entry cmd;
+
+	softhca_cmd_init(&cmd, SHCA_AQ_RESIZE_CQ);
+	cmd.resize_cq.cqn = cpu_to_le32(cqn);
+	cmd.resize_cq.log_size = log_size;
+	cmd.resize_cq.buf = *buf;
+	return softhca_aq_exec(sdev, &cmd, copied);
+}
+
 int softhca_cmd_create_qp(struct softhca_dev *sdev,
 			  const struct softhca_create_qp_params *params,
 			  u32 *qpn)
@@ -173,20 +185,37 @@ int softhca_cmd_destroy_qp(struct softhca_dev *sdev, u32 qpn)
 	return softhca_cmd_handle(sdev, SHCA_AQ_DESTROY_QP, qpn);
 }
 
+static void softhca_cmd_mr_desc(struct shca_aq_reg_mr *c,
+				const struct softhca_reg_mr_params *params)
+{
+	c->pdn = cpu_to_le32(params->pdn);
+	c->access = cpu_to_le32(params->access);
+	c->iova = cpu_to_le64(params->iova);
+	c->length = cpu_to_le64(params->length);
+	c->first_offset = cpu_to_le32(params->first_offset);
+	if (params->pages)
+		c->pages = *params->pages;
+}
+
 int softhca_cmd_reg_mr(struct softhca_dev *sdev,
 		       const struct softhca_reg_mr_params *params, u32 *key)
 {
 	struct shca_aq_entry cmd;
 
 	softhca_cmd_init(&cmd, SHCA_AQ_REG_MR);
-	cmd.reg_mr.pdn = cpu_to_le32(params->pdn);
-	cmd.reg_mr.access = cpu_to_le32(params->access);
-	cmd.reg_mr.iova = cpu_to_le64(params->iova);
-	cmd.reg_mr.length = cpu_to_le64(params->length);
-	cmd.reg_mr.first_offset = cpu_to_le32(params->first_offset);
-	if (params->pages)
-		cmd.reg_mr.pages = *params->pages;
+	softhca_cmd_mr_desc(&cmd.reg_mr, params);
 	return softhca_aq_exec(sdev, &cmd, key);
+}
+
+int softhca_cmd_rereg_mr(struct softhca_dev *sdev, u32 key,
+			 const struct softhca_reg_mr_params *params)
+{
+	struct shca_aq_entry cmd;
+
+	softhca_cmd_init(&cmd, SHCA_AQ_REREG_MR);
+	cmd.rereg_mr.key = cpu_to_le32(key);
+	softhca_cmd_mr_desc(&cmd.rereg_mr.mr, params);
+	return softhca_aq_exec(sdev, &cmd, NULL);
 }
 
 int softhca_cmd_dereg_mr(struct softhca_dev *sdev, u32 key)

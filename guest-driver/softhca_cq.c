@@ -111,6 +111,7 @@ int softhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	if (!softhca_has_qp(sdev) || attr->flags)
 		return -EOPNOTSUPP;
+	mutex_init(&cq->resize_mutex);
 
 	uctx = rdma_udata_to_drv_context(udata, struct softhca_ucontext,
 					 ibucontext);
@@ -181,6 +182,54 @@ int softhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	softhca_eq_sync(sdev);
 	softhca_cq_release(sdev, cq);
 	return 0;
+}
+
+/*
+ * A user CQ moves to the ring the provider allocated; the device copies
+ * the CQEs not yet polled, while the provider holds its poll lock.  No
+ * kernel ULP resizes its CQs, so kernel CQs do not.
+ */
+int softhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct softhca_dev *sdev = to_sdev(ibcq->device);
+	struct softhca_ibv_resize_cq_resp resp = {};
+	struct ib_cq_init_attr attr = { .cqe = cqe };
+	struct softhca_cq *cq = to_scq(ibcq);
+	struct softhca_ibv_create_cq req;
+	struct softhca_pbl pbl = {};
+	struct ib_umem *umem;
+	int err;
+
+	if (!udata || !cq->umem)
+		return -EOPNOTSUPP;
+	err = softhca_copy_req(&sdev->ibdev, udata, &req, sizeof(req));
+	if (err)
+		return err;
+	err = softhca_cq_check(sdev, &attr, &req);
+	if (err)
+		return err;
+
+	umem = softhca_ring_pin(sdev, req.buf_addr, req.buf_size, &pbl);
+	if (IS_ERR(umem))
+		return PTR_ERR(umem);
+
+	mutex_lock(&cq->resize_mutex);
+	err = softhca_cmd_resize_cq(sdev, cq->cqn, req.log_size, &pbl.desc,
+				    &resp.copied);
+	softhca_pbl_free(sdev, &pbl);
+	if (err) {
+		mutex_unlock(&cq->resize_mutex);
+		ibdev_dbg(&sdev->ibdev, "RESIZE_CQ %u to 2^%u failed: %d\n",
+			  cq->cqn, req.log_size, err);
+		ib_umem_release(umem);
+		return err;
+	}
+	swap(cq->umem, umem);
+	ibcq->cqe = BIT(req.log_size);
+	mutex_unlock(&cq->resize_mutex);
+	ib_umem_release(umem);
+
+	return softhca_copy_resp(udata, &resp, sizeof(resp));
 }
 
 /* COMPLETION and CQ_ERROR events; called with the EQ lock held. */

@@ -107,6 +107,16 @@ static const struct ib_device_ops softhca_xrc_ops = {
 };
 
 /* The counters of QUERY_STATS come with CAPS.QP. */
+/* Reregistering user MRs in place: CAPS.REREG_MR. */
+static const struct ib_device_ops softhca_rereg_mr_ops = {
+	.rereg_user_mr = softhca_rereg_user_mr,
+};
+
+/* Resizing user CQs: CAPS.RESIZE_CQ. */
+static const struct ib_device_ops softhca_resize_cq_ops = {
+	.resize_cq = softhca_resize_cq,
+};
+
 static const struct ib_device_ops softhca_stats_ops = {
 	.alloc_hw_port_stats = softhca_alloc_hw_port_stats,
 	.get_hw_stats = softhca_get_hw_stats,
@@ -260,6 +270,10 @@ static int softhca_ib_register(struct softhca_dev *sdev)
 		ib_set_device_ops(ibdev, &softhca_mw_ops);
 	if (softhca_has_xrc(sdev))
 		ib_set_device_ops(ibdev, &softhca_xrc_ops);
+	if (softhca_has_rereg_mr(sdev))
+		ib_set_device_ops(ibdev, &softhca_rereg_mr_ops);
+	if (softhca_has_resize_cq(sdev))
+		ib_set_device_ops(ibdev, &softhca_resize_cq_ops);
 
 	err = ib_device_set_netdev(ibdev, ndev, SOFTHCA_PORT);
 	if (err)

@@ -23,11 +23,14 @@ static_assert(SHCA_BUF_LIST_MAX * sizeof(__le64) == SOFTHCA_FRMR_LIST_BYTES);
 #define SOFTHCA_FRMR_PAGE_SHIFT_MIN	12
 #define SOFTHCA_FRMR_PAGE_SHIFT_MAX	21
 
-/* The access rights the device knows. */
+/*
+ * The access rights the device knows on MRs; ib_core refuses FLUSH_GLOBAL
+ * unless CAPS.FLUSH set IB_DEVICE_FLUSH_GLOBAL, and FLUSH_PERSISTENT.
+ */
 #define SOFTHCA_IB_ACCESS						\
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |		\
 	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |		\
-	 IB_ACCESS_MW_BIND)
+	 IB_ACCESS_MW_BIND | IB_ACCESS_FLUSH_GLOBAL)
 
 u32 softhca_access_to_hw(int ib_access)
 {
@@ -43,6 +46,11 @@ u32 softhca_access_to_hw(int ib_access)
 		access |= SHCA_ACCESS_REMOTE_ATOMIC;
 	if (ib_access & IB_ACCESS_MW_BIND)
 		access |= SHCA_ACCESS_MW_BIND;
+	if (ib_access & IB_ACCESS_FLUSH_GLOBAL)
+		access |= SHCA_ACCESS_FLUSH_GLOBAL;
+	/* QPs only: the rights a FLUSH asks of the QP and then of the MR */
+	if (ib_access & IB_ACCESS_FLUSH_PERSISTENT)
+		access |= SHCA_ACCESS_FLUSH_PERSISTENT;
 	return access;
 }
 
@@ -60,6 +68,10 @@ int softhca_access_from_hw(u32 access)
 		ib_access |= IB_ACCESS_REMOTE_ATOMIC;
 	if (access & SHCA_ACCESS_MW_BIND)
 		ib_access |= IB_ACCESS_MW_BIND;
+	if (access & SHCA_ACCESS_FLUSH_GLOBAL)
+		ib_access |= IB_ACCESS_FLUSH_GLOBAL;
+	if (access & SHCA_ACCESS_FLUSH_PERSISTENT)
+		ib_access |= IB_ACCESS_FLUSH_PERSISTENT;
 	return ib_access;
 }
 
@@ -124,6 +136,60 @@ struct ib_mr *softhca_get_dma_mr(struct ib_pd *ibpd, int access_flags)
 	return ibmr;
 }
 
+/* What REG_MR and REREG_MR take of a user MR; the caller frees @pbl. */
+static int softhca_user_mr_params(struct softhca_dev *sdev,
+				  struct ib_umem *umem, struct ib_pd *ibpd,
+				  u64 iova, u64 length, int access,
+				  struct softhca_pbl *pbl,
+				  struct softhca_reg_mr_params *params)
+{
+	unsigned long pgsz;
+	int err;
+
+	pgsz = ib_umem_find_best_pgsz(umem, softhca_pgsz_bitmap(sdev), iova);
+	if (!pgsz) {
+		ibdev_dbg(&sdev->ibdev, "reg_mr: no usable page size\n");
+		return -EINVAL;
+	}
+
+	err = softhca_pbl_build(sdev, pbl, umem, pgsz, true);
+	if (err)
+		return err;
+
+	params->pdn = to_spd(ibpd)->pdn;
+	params->access = softhca_access_to_hw(access);
+	params->iova = iova;
+	params->length = length;
+	params->first_offset = ib_umem_dma_offset(umem, pgsz);
+	params->pages = &pbl->desc;
+	return 0;
+}
+
+static int softhca_user_mr_check(struct softhca_dev *sdev, u64 length,
+				 int access)
+{
+	if (!softhca_access_ok(sdev, access))
+		return -EOPNOTSUPP;
+	if (!length || length > sdev->caps.max_mr_size) {
+		ibdev_dbg(&sdev->ibdev, "reg_mr: length %#llx, max %#llx\n",
+			  length, sdev->caps.max_mr_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static struct ib_umem *softhca_user_mr_pin(struct softhca_dev *sdev,
+					   u64 start, u64 length, int access)
+{
+	struct ib_umem *umem;
+
+	umem = ib_umem_get(&sdev->ibdev, start, length, access);
+	if (IS_ERR(umem))
+		ibdev_dbg(&sdev->ibdev, "reg_mr: pinning failed: %ld\n",
+			  PTR_ERR(umem));
+	return umem;
+}
+
 struct ib_mr *softhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				  u64 virt_addr, int access_flags,
 				  struct ib_udata *udata)
@@ -132,51 +198,31 @@ struct ib_mr *softhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct softhca_reg_mr_params params = {};
 	struct softhca_pbl pbl;
 	struct softhca_mr *mr;
-	unsigned long pgsz;
 	struct ib_mr *ibmr;
 	int err;
 
 	if (!softhca_has_qp(sdev))
 		return ERR_PTR(-EOPNOTSUPP);
-	if (!softhca_access_ok(sdev, access_flags))
-		return ERR_PTR(-EOPNOTSUPP);
+	err = softhca_user_mr_check(sdev, length, access_flags);
+	if (err)
+		return ERR_PTR(err);
 	if (udata && !softhca_udata_req_ok(&sdev->ibdev, udata))
 		return ERR_PTR(-EINVAL);
-	if (!length || length > sdev->caps.max_mr_size) {
-		ibdev_dbg(&sdev->ibdev, "reg_mr: length %#llx, max %#llx\n",
-			  length, sdev->caps.max_mr_size);
-		return ERR_PTR(-EINVAL);
-	}
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 
-	mr->umem = ib_umem_get(ibpd->device, start, length, access_flags);
+	mr->umem = softhca_user_mr_pin(sdev, start, length, access_flags);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
-		ibdev_dbg(&sdev->ibdev, "reg_mr: pinning failed: %d\n", err);
 		goto err_free;
 	}
 
-	pgsz = ib_umem_find_best_pgsz(mr->umem, softhca_pgsz_bitmap(sdev),
-				      virt_addr);
-	if (!pgsz) {
-		ibdev_dbg(&sdev->ibdev, "reg_mr: no usable page size\n");
-		err = -EINVAL;
-		goto err_release;
-	}
-
-	err = softhca_pbl_build(sdev, &pbl, mr->umem, pgsz, true);
+	err = softhca_user_mr_params(sdev, mr->umem, ibpd, virt_addr, length,
+				     access_flags, &pbl, &params);
 	if (err)
 		goto err_release;
-
-	params.pdn = to_spd(ibpd)->pdn;
-	params.access = softhca_access_to_hw(access_flags);
-	params.iova = virt_addr;
-	params.length = length;
-	params.first_offset = ib_umem_dma_offset(mr->umem, pgsz);
-	params.pages = &pbl.desc;
 	ibmr = softhca_reg_mr(sdev, mr, &params);
 	/* The device has copied the list (or failed): it is not needed. */
 	softhca_pbl_free(sdev, &pbl);
@@ -184,6 +230,7 @@ struct ib_mr *softhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		err = PTR_ERR(ibmr);
 		goto err_release;
 	}
+	mr->access = access_flags;
 	return ibmr;
 
 err_release:
@@ -191,6 +238,65 @@ err_release:
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
+}
+
+/*
+ * In place (spec §13.3, REREG_MR): the MR keeps its keys, so a peer that
+ * holds the rkey goes on using it.  The pages are pinned anew for a new
+ * translation, or when the new access needs them writable and they are
+ * not; the device is given the whole description each time.
+ */
+struct ib_mr *softhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				    u64 length, u64 virt_addr, int access,
+				    struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct softhca_dev *sdev = to_sdev(ibmr->device);
+	struct softhca_reg_mr_params params = {};
+	struct softhca_mr *mr = to_smr(ibmr);
+	struct ib_umem *umem = NULL;
+	struct softhca_pbl pbl;
+	int err;
+
+	if (!mr->umem)
+		return ERR_PTR(-EOPNOTSUPP);	/* not a user MR */
+	if (udata && !softhca_udata_req_ok(&sdev->ibdev, udata))
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mr->umem->address;
+		length = ibmr->length;
+		virt_addr = ibmr->iova;
+	}
+	err = softhca_user_mr_check(sdev, length, access);
+	if (err)
+		return ERR_PTR(err);
+
+	if ((flags & IB_MR_REREG_TRANS) ||
+	    (ib_access_writable(access) && !mr->umem->writable)) {
+		umem = softhca_user_mr_pin(sdev, start, length, access);
+		if (IS_ERR(umem))
+			return ERR_CAST(umem);
+	}
+
+	err = softhca_user_mr_params(sdev, umem ?: mr->umem, ibpd, virt_addr,
+				     length, access, &pbl, &params);
+	if (err)
+		goto out_release;
+	err = softhca_cmd_rereg_mr(sdev, mr->hw_key, &params);
+	softhca_pbl_free(sdev, &pbl);
+	if (err) {
+		ibdev_dbg(&sdev->ibdev, "REREG_MR %#x failed: %d\n",
+			  mr->hw_key, err);
+		goto out_release;
+	}
+	mr->access = access;
+	if (umem)
+		swap(mr->umem, umem);
+
+out_release:
+	ib_umem_release(umem);
+	return err ? ERR_PTR(err) : NULL;
 }
 
 int softhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)

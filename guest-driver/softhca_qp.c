@@ -43,6 +43,9 @@ static_assert((int)SHCA_QPS_ERR == (int)IB_QPS_ERR);
 #define SOFTHCA_QP_ACCESS						\
 	(SHCA_ACCESS_REMOTE_WRITE | SHCA_ACCESS_REMOTE_READ |		\
 	 SHCA_ACCESS_REMOTE_ATOMIC)
+/* what FLUSH requests may ask of a QP, with CAPS.FLUSH */
+#define SOFTHCA_QP_ACCESS_FLUSH						\
+	(SHCA_ACCESS_FLUSH_GLOBAL | SHCA_ACCESS_FLUSH_PERSISTENT)
 
 /* One struct shca_qp_attr for one command. */
 struct softhca_qp_attr_buf {
@@ -472,7 +475,9 @@ static int softhca_qp_attr_to_hw(struct softhca_dev *sdev, struct ib_qp *ibqp,
 	}
 	if (mask & IB_QP_ACCESS_FLAGS) {
 		access = softhca_access_to_hw(attr->qp_access_flags);
-		hw->access = cpu_to_le32(access & SOFTHCA_QP_ACCESS);
+		access &= SOFTHCA_QP_ACCESS |
+			  (softhca_has_flush(sdev) ? SOFTHCA_QP_ACCESS_FLUSH : 0);
+		hw->access = cpu_to_le32(access);
 		*hw_mask |= SHCA_QP_ATTR_ACCESS;
 	}
 	if (mask & IB_QP_PATH_MTU) {

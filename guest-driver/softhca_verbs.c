@@ -84,6 +84,11 @@ int softhca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	/* ib_device_attr has no count of XRC domains: MAX_XRCD stays ours. */
 	if (softhca_has_xrc(sdev))
 		attr->device_cap_flags |= IB_DEVICE_XRC;
+	/* no persistence domain (spec §13.3): FLUSH_PERSISTENT is not ours */
+	if (softhca_has_flush(sdev))
+		attr->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL;
+	if (softhca_has_atomic_write(sdev))
+		attr->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
 
 	return 0;
 }

@@ -59,6 +59,8 @@ static const struct verbs_context_ops softhca_ctx_ops = {
 	.query_srq = softhca_query_srq,
 	.reg_mr = softhca_reg_mr,
 	.req_notify_cq = softhca_req_notify_cq,
+	.rereg_mr = softhca_rereg_mr,
+	.resize_cq = softhca_resize_cq,
 };
 
 /*
@@ -83,6 +85,11 @@ static int softhca_init_limits(struct softhca_context *ctx, uint32_t max_inline)
 		.max_cqe = attr.orig_attr.max_cqe,
 		.max_inline = max_inline,
 	};
+	/* rdma-core names neither device capability */
+	if (attr.device_cap_flags_ex & IB_UVERBS_DEVICE_ATOMIC_WRITE)
+		ctx->lim.rc_send_ops |= IBV_QP_EX_WITH_ATOMIC_WRITE;
+	if (attr.device_cap_flags_ex & IB_UVERBS_DEVICE_FLUSH_GLOBAL)
+		ctx->lim.rc_send_ops |= IBV_QP_EX_WITH_FLUSH;
 	table_size = roundup_pow_of_two(attr.orig_attr.max_qp ?: 1);
 	ctx->qp_table = calloc(table_size, sizeof(*ctx->qp_table));
 	if (!ctx->qp_table)

@@ -29,6 +29,8 @@ DECLARE_DRV_CMD(softhca_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		softhca_ibv_create_cq, softhca_ibv_create_cq_resp);
 DECLARE_DRV_CMD(softhca_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
 		softhca_ibv_create_cq, softhca_ibv_create_cq_resp);
+DECLARE_DRV_CMD(softhca_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		softhca_ibv_create_cq, softhca_ibv_resize_cq_resp);
 DECLARE_DRV_CMD(softhca_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
 		softhca_ibv_create_qp, softhca_ibv_create_qp_resp);
 DECLARE_DRV_CMD(softhca_create_ah, IB_USER_VERBS_CMD_CREATE_AH, empty,
@@ -176,6 +178,8 @@ struct ibv_xrcd *softhca_open_xrcd(struct ibv_context *ibctx,
 int softhca_close_xrcd(struct ibv_xrcd *ibxrcd);
 struct ibv_mr *softhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			      uint64_t hca_va, int access);
+int softhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		     void *addr, size_t length, int access);
 int softhca_dereg_mr(struct verbs_mr *vmr);
 struct ibv_ah *softhca_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr);
 int softhca_destroy_ah(struct ibv_ah *ibah);
@@ -185,6 +189,7 @@ struct ibv_cq *softhca_create_cq(struct ibv_context *ibctx, int cqe,
 				 struct ibv_comp_channel *channel,
 				 int comp_vector);
 int softhca_destroy_cq(struct ibv_cq *ibcq);
+int softhca_resize_cq(struct ibv_cq *ibcq, int cqe);
 int softhca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int softhca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 void softhca_cq_clean(struct softhca_cq *cq, uint32_t qpn);
@@ -223,7 +228,8 @@ void softhca_wq_ring(struct softhca_qp *qp, struct softhca_wq *wq, uint32_t pi,
 
 /* softhca_qp_ex.c */
 int softhca_qp_ex_init(struct softhca_qp *qp,
-		       const struct ibv_qp_init_attr_ex *attr);
+		       const struct ibv_qp_init_attr_ex *attr,
+		       const struct softhca_limits *lim);
 
 /* softhca_mw.c */
 struct ibv_mw *softhca_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);

@@ -44,6 +44,34 @@ static int softhca_cmd_create_cq(struct ibv_context *ibctx,
 	return err;
 }
 
+/* A zeroed ring of 2^log_size CQEs and its record, described in @req. */
+static int softhca_cq_ring_alloc(struct softhca_buf *buf, uint8_t log_size,
+				 struct softhca_ibv_create_cq *req)
+{
+	int err;
+
+	err = softhca_buf_alloc(buf, (sizeof(struct shca_cqe) << log_size) +
+				     sizeof(struct shca_cq_record));
+	if (err)
+		return err;
+	req->log_size = log_size;
+	req->buf_addr = (uintptr_t)buf->addr;
+	req->buf_size = buf->size;
+	return 0;
+}
+
+/* Poll @buf from its first slot on; the caller frees the old ring. */
+static void softhca_cq_ring_use(struct softhca_cq *cq,
+				const struct softhca_buf *buf, uint8_t log_size)
+{
+	cq->buf = *buf;
+	cq->cqes = buf->addr;
+	cq->record = (struct shca_cq_record *)((uint8_t *)buf->addr +
+					       (sizeof(struct shca_cqe) << log_size));
+	cq->log_size = log_size;
+	cq->ci = 0;
+}
+
 /*
  * A CQ for create_cq or, with ex, create_cq_ex, which checked the rest of
  * attr: only cqe, channel and comp_vector matter here.
@@ -58,7 +86,6 @@ struct softhca_cq *softhca_cq_create(struct ibv_context *ibctx,
 	/* create_cq's negative sizes, and ours above INT_MAX, are EINVAL. */
 	int cqe = attr->cqe;
 	struct softhca_cq *cq;
-	size_t ring_size;
 	uint8_t log_size;
 	int err;
 
@@ -73,19 +100,10 @@ struct softhca_cq *softhca_cq_create(struct ibv_context *ibctx,
 	if (!cq)
 		return NULL;
 
-	ring_size = sizeof(struct shca_cqe) << log_size;
-	err = softhca_buf_alloc(&cq->buf,
-				ring_size + sizeof(struct shca_cq_record));
+	err = softhca_cq_ring_alloc(&cq->buf, log_size, &req);
 	if (err)
 		goto err_free;
-	cq->cqes = cq->buf.addr;
-	cq->record =
-		(struct shca_cq_record *)((uint8_t *)cq->buf.addr + ring_size);
-	cq->log_size = log_size;
-
-	req.log_size = log_size;
-	req.buf_addr = (uintptr_t)cq->buf.addr;
-	req.buf_size = cq->buf.size;
+	softhca_cq_ring_use(cq, &cq->buf, log_size);
 	kattr.cqe = 1u << log_size;
 	err = softhca_cmd_create_cq(ibctx, &kattr, ex, &req, cq);
 	if (err) {
@@ -128,6 +146,45 @@ int softhca_destroy_cq(struct ibv_cq *ibcq)
 	pthread_spin_destroy(&cq->lock);
 	softhca_buf_free(&cq->buf);
 	free(cq);
+	return 0;
+}
+
+/*
+ * The device moves the CQEs not yet polled to the new ring's first slots
+ * (spec §13.1), reading the consumed count from the record: publish it,
+ * and poll nothing until the ring is switched.
+ */
+int softhca_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct softhca_context *ctx = to_sctx(ibcq->context);
+	struct softhca_cq *cq = to_scq(ibcq);
+	struct softhca_resize_cq_resp resp = {};
+	struct softhca_resize_cq cmd = {};
+	struct softhca_buf buf;
+	uint8_t log_size;
+	int err;
+
+	err = softhca_cq_log_size(&ctx->lim, cqe, &log_size);
+	if (err)
+		return err;
+	err = softhca_cq_ring_alloc(&buf, log_size, &cmd.drv_payload);
+	if (err)
+		return err;
+
+	pthread_spin_lock(&cq->lock);
+	softhca_cq_update_record(cq);
+	err = ibv_cmd_resize_cq(ibcq, 1u << log_size, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (err) {
+		pthread_spin_unlock(&cq->lock);
+		verbs_debug(&ctx->ibvctx, "resize_cq to 2^%u: %d\n", log_size,
+			    err);
+		softhca_buf_free(&buf);
+		return err;
+	}
+	softhca_buf_free(&cq->buf);
+	softhca_cq_ring_use(cq, &buf, log_size);
+	pthread_spin_unlock(&cq->lock);
 	return 0;
 }
 

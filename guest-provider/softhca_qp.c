@@ -195,7 +195,7 @@ struct ibv_qp *softhca_create_qp_ex(struct ibv_context *ibctx,
 	if (!qp)
 		return NULL;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
-		err = softhca_qp_ex_init(qp, attr);
+		err = softhca_qp_ex_init(qp, attr, &ctx->lim);
 		if (err) {
 			verbs_debug(&ctx->ibvctx,
 				    "send ops %#llx not supported\n",

@@ -164,6 +164,31 @@ static void softhca_wr_atomic_fetch_add(struct ibv_qp_ex *ibqpx, uint32_t rkey,
 			  add, 0);
 }
 
+static void softhca_wr_atomic_write(struct ibv_qp_ex *ibqpx, uint32_t rkey,
+				    uint64_t remote_addr, const void *atomic_wr)
+{
+	struct shca_send_wqe *wqe =
+		softhca_wr_begin(ibqpx, SHCA_WR_ATOMIC_WRITE);
+
+	if (wqe)
+		softhca_wr_fail(ex_to_sqp(ibqpx),
+				softhca_wqe_set_atomic_write(wqe, rkey,
+							     remote_addr,
+							     atomic_wr));
+}
+
+static void softhca_wr_flush(struct ibv_qp_ex *ibqpx, uint32_t rkey,
+			     uint64_t remote_addr, size_t len, uint8_t type,
+			     uint8_t level)
+{
+	struct shca_send_wqe *wqe = softhca_wr_begin(ibqpx, SHCA_WR_FLUSH);
+
+	if (wqe)
+		softhca_wr_fail(ex_to_sqp(ibqpx),
+				softhca_wqe_set_flush(wqe, rkey, remote_addr,
+						      len, type, level));
+}
+
 static void softhca_wr_bind_mw(struct ibv_qp_ex *ibqpx, struct ibv_mw *mw,
 			       uint32_t rkey,
 			       const struct ibv_mw_bind_info *bind_info)
@@ -256,10 +281,12 @@ static void softhca_wr_set_inline_data(struct ibv_qp_ex *ibqpx, void *addr,
 /*
  * Give the QP the ibv_wr_* calls of attr->send_ops_flags; EOPNOTSUPP for
  * an operation the device does not carry on the QP's type: memory windows
- * and their local invalidation on UC and UD, atomic write, flush, TSO.
+ * and their local invalidation on UC and UD, TSO, and atomic write and
+ * flush but on RC QPs of a device that has them.
  */
 int softhca_qp_ex_init(struct softhca_qp *qp,
-		       const struct ibv_qp_init_attr_ex *attr)
+		       const struct ibv_qp_init_attr_ex *attr,
+		       const struct softhca_limits *lim)
 {
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
 	uint64_t ops = attr->send_ops_flags;
@@ -267,6 +294,8 @@ int softhca_qp_ex_init(struct softhca_qp *qp,
 
 	switch (attr->qp_type) {
 	case IBV_QPT_RC:
+		supported = SOFTHCA_RC_SEND_OPS | lim->rc_send_ops;
+		break;
 	case IBV_QPT_XRC_SEND:
 		supported = SOFTHCA_RC_SEND_OPS;
 		break;
@@ -302,6 +331,10 @@ int softhca_qp_ex_init(struct softhca_qp *qp,
 		qpx->wr_bind_mw = softhca_wr_bind_mw;
 	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
 		qpx->wr_local_inv = softhca_wr_local_inv;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		qpx->wr_atomic_write = softhca_wr_atomic_write;
+	if (ops & IBV_QP_EX_WITH_FLUSH)
+		qpx->wr_flush = softhca_wr_flush;
 
 	if (attr->qp_type == IBV_QPT_UD)
 		qpx->wr_set_ud_addr = softhca_wr_set_ud_addr;

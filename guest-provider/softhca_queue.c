@@ -252,6 +252,31 @@ int softhca_wqe_set_atomic(struct shca_send_wqe *wqe, uint32_t rkey,
 	return 0;
 }
 
+/* The 8 bytes to store, as they lie in memory (spec §15). */
+int softhca_wqe_set_atomic_write(struct shca_send_wqe *wqe, uint32_t rkey,
+				 uint64_t remote_addr, const void *data)
+{
+	if (remote_addr & 7)
+		return EINVAL;
+	softhca_wqe_set_rdma(wqe, rkey, remote_addr);
+	memcpy(&wqe->compare_add, data, sizeof(wqe->compare_add));
+	return 0;
+}
+
+/* verbs' IBV_FLUSH_* types and levels are the FETH's encodings. */
+int softhca_wqe_set_flush(struct shca_send_wqe *wqe, uint32_t rkey,
+			  uint64_t remote_addr, size_t len, uint8_t type,
+			  uint8_t level)
+{
+	if (!type || (type & ~(IBV_FLUSH_GLOBAL | IBV_FLUSH_PERSISTENT)) ||
+	    level > IBV_FLUSH_MR || len > 1ull << 31)
+		return EINVAL;
+	softhca_wqe_set_rdma(wqe, rkey, remote_addr);
+	wqe->feth = type | level << SHCA_FLUSH_LEVEL_SHIFT;
+	wqe->compare_add = htole64(len);
+	return 0;
+}
+
 /*
  * The UD part of a send WQE: destination QP and Q_Key in the header, the
  * AH's AV behind it.  Datagrams are sends, with or without immediate.
@@ -486,6 +511,14 @@ static enum ibv_wc_opcode to_ibv_opcode(uint8_t opcode)
 		return IBV_WC_COMP_SWAP;
 	case SHCA_CQE_OP_FETCH_ADD:
 		return IBV_WC_FETCH_ADD;
+	case SHCA_CQE_OP_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case SHCA_CQE_OP_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
+	case SHCA_CQE_OP_FLUSH:
+		return IBV_WC_FLUSH;
+	case SHCA_CQE_OP_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
 	case SHCA_CQE_OP_RECV_RDMA_IMM:
 		return IBV_WC_RECV_RDMA_WITH_IMM;
 	default:

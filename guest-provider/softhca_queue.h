@@ -69,6 +69,8 @@ struct softhca_limits {
 	uint32_t max_sge;
 	uint32_t max_cqe;
 	uint32_t max_inline;
+	/* IBV_QP_EX_WITH_ATOMIC_WRITE, _FLUSH: RC operations of CAPS bits */
+	uint64_t rc_send_ops;
 };
 
 /* A work queue's shape: 2^log_size WQEs of 2^wqe_shift bytes. */
@@ -128,6 +130,11 @@ void softhca_wqe_set_imm(struct shca_send_wqe *wqe, __be32 imm_data);
 void softhca_wqe_set_inv(struct shca_send_wqe *wqe, uint32_t rkey);
 void softhca_wqe_set_rdma(struct shca_send_wqe *wqe, uint32_t rkey,
 			  uint64_t remote_addr);
+int softhca_wqe_set_atomic_write(struct shca_send_wqe *wqe, uint32_t rkey,
+				 uint64_t remote_addr, const void *data);
+int softhca_wqe_set_flush(struct shca_send_wqe *wqe, uint32_t rkey,
+			  uint64_t remote_addr, size_t len, uint8_t type,
+			  uint8_t level);
 int softhca_wqe_set_atomic(struct shca_send_wqe *wqe, uint32_t rkey,
 			   uint64_t remote_addr, uint64_t compare_add,
 			   uint64_t swap);

@@ -160,6 +160,18 @@ struct ibv_mr *softhca_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/* In place: the MR keeps its keys (spec §13.3, REREG_MR). */
+int softhca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		     void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+				access, pd, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+}
+
 int softhca_dereg_mr(struct verbs_mr *vmr)
 {
 	int err;

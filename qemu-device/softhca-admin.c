@@ -184,6 +184,10 @@ static size_t softhca_rdma_payload_len(uint8_t opcode)
     switch (opcode) {
     case SHCA_AQ_CREATE_CQ:
         return sizeof(struct shca_aq_create_cq);
+    case SHCA_AQ_RESIZE_CQ:
+        return sizeof(struct shca_aq_resize_cq);
+    case SHCA_AQ_REREG_MR:
+        return sizeof(struct shca_aq_rereg_mr);
     case SHCA_AQ_CREATE_QP:
         return sizeof(struct shca_aq_create_qp);
     case SHCA_AQ_MODIFY_QP:
@@ -288,6 +292,8 @@ static uint8_t softhca_exec(SofthcaState *s, const struct shca_aq_entry *cmd,
         return softhca_cq_create(s, &cmd->create_cq, result);
     case SHCA_AQ_DESTROY_CQ:
         return softhca_cq_destroy(s, handle);
+    case SHCA_AQ_RESIZE_CQ:
+        return softhca_cq_resize(s, &cmd->resize_cq, result);
     case SHCA_AQ_CREATE_QP:
         return softhca_qp_create(s, &cmd->create_qp, result);
     case SHCA_AQ_MODIFY_QP:
@@ -300,6 +306,8 @@ static uint8_t softhca_exec(SofthcaState *s, const struct shca_aq_entry *cmd,
         return softhca_mr_reg(s, &cmd->reg_mr, result);
     case SHCA_AQ_DEREG_MR:
         return softhca_mr_dereg(s, handle);
+    case SHCA_AQ_REREG_MR:
+        return softhca_mr_rereg(s, &cmd->rereg_mr);
     case SHCA_AQ_QUERY_STATS:
         return softhca_query_stats(s, &cmd->query_stats);
     case SHCA_AQ_ATTACH_MCAST:

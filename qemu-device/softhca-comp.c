@@ -28,6 +28,8 @@ static const uint8_t softhca_cqe_opcode[] = {
     [SHCA_WR_REG_MR] = SHCA_CQE_OP_REG_MR,
     [SHCA_WR_LOCAL_INV] = SHCA_CQE_OP_LOCAL_INV,
     [SHCA_WR_BIND_MW] = SHCA_CQE_OP_BIND_MW,
+    [SHCA_WR_FLUSH] = SHCA_CQE_OP_FLUSH,
+    [SHCA_WR_ATOMIC_WRITE] = SHCA_CQE_OP_ATOMIC_WRITE,
 };
 
 static uint32_t softhca_op_last_psn(const SofthcaSendOp *op)
@@ -43,7 +45,7 @@ static void softhca_comp_one(SofthcaState *s, SofthcaQp *qp, uint8_t status)
     SofthcaSendOp *op = softhca_req_op(qp, index);
     const struct shca_send_wqe *w = &op->wqe;
 
-    if (softhca_wr_is_read_atomic(w->opcode) && op->npkts && tp->rd_atomic) {
+    if (softhca_wr_takes_rd(w->opcode) && op->npkts && tp->rd_atomic) {
         tp->rd_atomic--;
     }
     tp->sq_comp++;
@@ -342,6 +344,15 @@ void softhca_comp_receive(SofthcaState *s, SofthcaQp *qp,
         return;
     }
     op = softhca_req_op(qp, tp->sq_comp);
+    if (softhca_wr_is_aw_flush(op->wqe.opcode) && psn == op->first_psn) {
+        /* its empty READ response is its ACK (spec §16) */
+        if (op5 != SOFTHCA_OP_READ_RESPONSE_ONLY || p->payload_len) {
+            softhca_comp_fail(s, qp, SHCA_CQE_BAD_RESP_ERR);
+            return;
+        }
+        softhca_comp_ack(s, qp, p);
+        return;
+    }
     if (op->done || !softhca_wr_is_read_atomic(op->wqe.opcode)) {
         return;
     }

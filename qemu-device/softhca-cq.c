@@ -27,6 +27,12 @@ bool softhca_uctx_ok(SofthcaState *s, uint32_t uctx)
     return uctx == 0 || (uctx < s->db_pages && test_bit(uctx, s->uctx_map));
 }
 
+static bool softhca_cq_log_size_ok(uint8_t log_size)
+{
+    return log_size >= SHCA_RING_LOG_MIN &&
+           (1ull << MIN(log_size, 63)) <= SOFTHCA_MAX_CQE;
+}
+
 uint8_t softhca_cq_create(SofthcaState *s, const struct shca_aq_create_cq *c,
                           uint32_t *cqn)
 {
@@ -40,8 +46,7 @@ uint8_t softhca_cq_create(SofthcaState *s, const struct shca_aq_create_cq *c,
         !s->eqs[eqn].valid) {
         return SHCA_AQ_BAD_HANDLE;
     }
-    if (c->log_size < SHCA_RING_LOG_MIN ||
-        (1ull << MIN(c->log_size, 63)) > SOFTHCA_MAX_CQE ||
+    if (!softhca_cq_log_size_ok(c->log_size) ||
         !buffer_is_zero(c->rsvd, sizeof(c->rsvd))) {
         return SHCA_AQ_BAD_PARAM;
     }
@@ -87,6 +92,79 @@ uint8_t softhca_cq_destroy(SofthcaState *s, uint32_t cqn)
     }
     softhca_cq_free(cq);
     trace_softhca_cq_destroy(cqn);
+    return SHCA_AQ_OK;
+}
+
+/* The unconsumed CQEs, read from the old ring, into slots 0.. of @nbuf. */
+static uint8_t softhca_cq_copy(SofthcaState *s, const SofthcaCq *cq,
+                               const SofthcaBuf *nbuf, uint32_t ci,
+                               uint32_t n)
+{
+    uint32_t mask = (1u << cq->log_size) - 1;
+    struct shca_cqe cqe;
+
+    for (uint32_t k = 0; k < n; k++) {
+        uint64_t from = (uint64_t)((ci + k) & mask) * SHCA_CQE_SIZE;
+
+        if (!softhca_dma_read(s, softhca_buf_addr(&cq->buf, from), &cqe,
+                              sizeof(cqe))) {
+            return SHCA_AQ_BAD_ADDR;
+        }
+        cqe.phase = SHCA_PHASE_BIT;
+        if (!softhca_dma_write_owned(s, softhca_buf_addr(nbuf,
+                                     (uint64_t)k * SHCA_CQE_SIZE),
+                                     &cqe, sizeof(cqe))) {
+            return SHCA_AQ_BAD_ADDR;
+        }
+    }
+    return SHCA_AQ_OK;
+}
+
+/* RESIZE_CQ (spec §13.1): the unconsumed CQEs move to the new ring. */
+uint8_t softhca_cq_resize(SofthcaState *s, const struct shca_aq_resize_cq *c,
+                          uint32_t *copied)
+{
+    SofthcaCq *cq = softhca_cq_get(s, le32_to_cpu(c->cqn));
+    uint64_t rec_off;
+    struct shca_cq_record rec;
+    SofthcaBuf nbuf = { 0 };
+    uint32_t ci, n;
+    uint8_t status;
+
+    if (!cq) {
+        return SHCA_AQ_BAD_HANDLE;
+    }
+    if (!softhca_cq_log_size_ok(c->log_size) ||
+        !buffer_is_zero(c->rsvd, sizeof(c->rsvd)) || cq->error) {
+        return SHCA_AQ_BAD_PARAM;
+    }
+    rec_off = (uint64_t)SHCA_CQE_SIZE << cq->log_size;
+    if (!softhca_dma_read(s, softhca_buf_addr(&cq->buf, rec_off), &rec,
+                          sizeof(rec))) {
+        return SHCA_AQ_BAD_ADDR;
+    }
+    ci = le32_to_cpu(rec.ci);
+    n = cq->pi - ci;
+    if (n > (1u << cq->log_size) || n > (1u << c->log_size)) {
+        return SHCA_AQ_BAD_PARAM;
+    }
+    status = softhca_buf_init(s, &nbuf, &c->buf,
+                              ((uint64_t)SHCA_CQE_SIZE << c->log_size) +
+                              sizeof(struct shca_cq_record));
+    if (status == SHCA_AQ_OK) {
+        status = softhca_cq_copy(s, cq, &nbuf, ci, n);
+    }
+    if (status != SHCA_AQ_OK) {
+        softhca_buf_free(&nbuf);
+        return status;
+    }
+    softhca_buf_free(&cq->buf);
+    cq->buf = nbuf;
+    cq->log_size = c->log_size;
+    cq->pi = n;
+    cq->ci = 0;
+    *copied = n;
+    trace_softhca_cq_resize(le32_to_cpu(c->cqn), cq->log_size, n);
     return SHCA_AQ_OK;
 }
 

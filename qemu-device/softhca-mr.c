@@ -18,6 +18,7 @@
                                  SHCA_ACCESS_REMOTE_READ | \
                                  SHCA_ACCESS_REMOTE_ATOMIC | \
                                  SHCA_ACCESS_MW_BIND | \
+                                 SHCA_ACCESS_FLUSH_GLOBAL | \
                                  SHCA_ACCESS_PHYS)
 
 uint32_t softhca_mr_key(const SofthcaState *s, const SofthcaMr *mr)
@@ -61,17 +62,64 @@ static bool softhca_mr_access_ok(uint32_t access)
            (!(access & needs_write) || (access & SHCA_ACCESS_LOCAL_WRITE));
 }
 
-uint8_t softhca_mr_reg(SofthcaState *s, const struct shca_aq_reg_mr *c,
-                       uint32_t *key)
+/*
+ * Check the description of an MR that is not FAST_REG (its PD already
+ * checked) and fill in @mr's PD, access, range and pages.  @freed pages
+ * are about to be given back: they count as free.  On failure @mr is left
+ * as it was.
+ */
+static uint8_t softhca_mr_describe(SofthcaState *s,
+                                   const struct shca_aq_reg_mr *c,
+                                   uint32_t freed, SofthcaMr *mr)
 {
     static const struct shca_buf_desc no_pages;
-    uint32_t pdn = le32_to_cpu(c->pdn);
     uint32_t access = le32_to_cpu(c->access);
     uint64_t iova = le64_to_cpu(c->iova);
     uint64_t length = le64_to_cpu(c->length);
     uint32_t first_offset = le32_to_cpu(c->first_offset);
     bool phys = access & SHCA_ACCESS_PHYS;
+    SofthcaBuf pages = { 0 };
+
+    if (!softhca_mr_access_ok(access) || c->rsvd || length == 0 ||
+        iova + length - 1 < iova) {
+        return SHCA_AQ_BAD_PARAM;
+    }
+    if (phys ? first_offset || memcmp(&c->pages, &no_pages, sizeof(no_pages))
+             : length > SOFTHCA_MAX_MR_SIZE ||
+               first_offset >= 1ull << MIN(c->pages.page_shift, 63)) {
+        return SHCA_AQ_BAD_PARAM;
+    }
+    if (!phys) {
+        uint8_t status;
+
+        if (le32_to_cpu(c->pages.npages) >
+            SOFTHCA_MAX_MR_PAGES - s->mr_pages + freed) {
+            return SHCA_AQ_NO_RESOURCES;
+        }
+        status = softhca_buf_init_list2(s, &pages, &c->pages,
+                                        first_offset + length);
+        if (status != SHCA_AQ_OK) {
+            return status;
+        }
+    }
+    s->mr_pages = s->mr_pages - freed + pages.npages;
+    softhca_buf_free(&mr->pages);
+    mr->pages = pages;
+    mr->pdn = le32_to_cpu(c->pdn);
+    mr->access = access;
+    mr->iova = iova;
+    mr->length = length;
+    mr->first_offset = first_offset;
+    return SHCA_AQ_OK;
+}
+
+uint8_t softhca_mr_reg(SofthcaState *s, const struct shca_aq_reg_mr *c,
+                       uint32_t *key)
+{
+    uint32_t pdn = le32_to_cpu(c->pdn);
+    uint32_t access = le32_to_cpu(c->access);
     SofthcaMr *mr;
+    uint8_t status;
 
     if (!softhca_pd_ok(s, pdn)) {
         return SHCA_AQ_BAD_HANDLE;
@@ -88,41 +136,50 @@ uint8_t softhca_mr_reg(SofthcaState *s, const struct shca_aq_reg_mr *c,
         return mr ? softhca_mr_reg_fast(s, mr, c, key)
                   : SHCA_AQ_NO_RESOURCES;
     }
-    if (!softhca_mr_access_ok(access) || c->rsvd || length == 0 ||
-        iova + length - 1 < iova) {
-        return SHCA_AQ_BAD_PARAM;
-    }
-    if (phys ? first_offset || memcmp(&c->pages, &no_pages, sizeof(no_pages))
-             : length > SOFTHCA_MAX_MR_SIZE ||
-               first_offset >= 1ull << MIN(c->pages.page_shift, 63)) {
-        return SHCA_AQ_BAD_PARAM;
-    }
     mr = softhca_mr_free_slot(s);
     if (!mr) {
         return SHCA_AQ_NO_RESOURCES;
     }
-    if (!phys) {
-        uint8_t status;
-
-        if (le32_to_cpu(c->pages.npages) > SOFTHCA_MAX_MR_PAGES - s->mr_pages) {
-            return SHCA_AQ_NO_RESOURCES;
-        }
-        status = softhca_buf_init_list2(s, &mr->pages, &c->pages,
-                                        first_offset + length);
-        if (status != SHCA_AQ_OK) {
-            return status;
-        }
-        s->mr_pages += mr->pages.npages;
+    status = softhca_mr_describe(s, c, 0, mr);
+    if (status != SHCA_AQ_OK) {
+        return status;
     }
     mr->valid = true;
-    mr->pdn = pdn;
-    mr->access = access;
-    mr->iova = iova;
-    mr->length = length;
-    mr->first_offset = first_offset;
     *key = softhca_mr_key(s, mr);
-    trace_softhca_mr_reg(*key, pdn, access, iova, length, mr->pages.npages);
+    trace_softhca_mr_reg(*key, pdn, access, le64_to_cpu(c->iova),
+                         le64_to_cpu(c->length), mr->pages.npages);
     return SHCA_AQ_OK;
+}
+
+/* REREG_MR (spec §13.3): the MR keeps its key, not its description. */
+uint8_t softhca_mr_rereg(SofthcaState *s, const struct shca_aq_rereg_mr *c)
+{
+    uint32_t key = le32_to_cpu(c->key);
+    SofthcaMr *mr = softhca_mr_lookup(s, key);
+    uint32_t pdn = le32_to_cpu(c->mr.pdn);
+    uint32_t access = le32_to_cpu(c->mr.access);
+    uint8_t status;
+
+    if (!mr || mr->mw_type || mr->fast_reg ||
+        (mr->access & SHCA_ACCESS_PHYS)) {
+        return SHCA_AQ_BAD_HANDLE;
+    }
+    if (!softhca_pd_ok(s, pdn)) {
+        return SHCA_AQ_BAD_HANDLE;
+    }
+    if (c->rsvd || (access & (SHCA_ACCESS_PHYS | SHCA_ACCESS_FAST_REG)) ||
+        s->pd_uctx[pdn] != s->pd_uctx[mr->pdn]) {
+        return SHCA_AQ_BAD_PARAM;
+    }
+    if (mr->mws_bound) {
+        return SHCA_AQ_BUSY;            /* windows are bound to it */
+    }
+    status = softhca_mr_describe(s, &c->mr, mr->pages.npages, mr);
+    if (status == SHCA_AQ_OK) {
+        trace_softhca_mr_rereg(key, pdn, access, mr->iova, mr->length,
+                               mr->pages.npages);
+    }
+    return status;
 }
 
 void softhca_mr_free(SofthcaState *s, SofthcaMr *mr)
@@ -175,18 +232,22 @@ static bool softhca_mem_rw(SofthcaState *s, uint64_t addr, void *buf,
                     : softhca_dma_read(s, addr, buf, len);
 }
 
-SofthcaMemStatus softhca_mem_copy(SofthcaState *s, const SofthcaQp *qp,
-                                  uint32_t key, uint64_t addr, void *buf,
-                                  uint64_t len, uint32_t access, bool to_guest)
+/* The checks of an access through a key; whole: the key's own range. */
+static SofthcaMemStatus softhca_mem_key(SofthcaState *s, const SofthcaQp *qp,
+                                        uint32_t key, uint64_t addr,
+                                        uint64_t len, uint32_t access,
+                                        bool whole, SofthcaMr **mrp)
 {
     SofthcaMr *mr = softhca_mr_lookup(s, key);
-    uint8_t *p = buf;
-    uint64_t off;
 
     if (!mr || mr->pdn != qp->pdn || (mr->fast_reg && !mr->fast_valid) ||
         (mr->mw_type && !softhca_mw_usable(mr, qp, access))) {
         trace_softhca_err_mem(key, addr, len, SOFTHCA_MEM_BAD_KEY);
         return SOFTHCA_MEM_BAD_KEY;
+    }
+    if (whole) {
+        addr = mr->iova;
+        len = 0;
     }
     /* addr .. addr + len within iova .. iova + length, without overflow */
     if (addr < mr->iova || len > mr->length ||
@@ -198,8 +259,31 @@ SofthcaMemStatus softhca_mem_copy(SofthcaState *s, const SofthcaQp *qp,
         trace_softhca_err_mem(key, addr, len, SOFTHCA_MEM_NO_ACCESS);
         return SOFTHCA_MEM_NO_ACCESS;
     }
-    if (len == 0) {
-        return SOFTHCA_MEM_OK;
+    *mrp = mr;
+    return SOFTHCA_MEM_OK;
+}
+
+SofthcaMemStatus softhca_mem_check(SofthcaState *s, const SofthcaQp *qp,
+                                   uint32_t key, uint64_t addr, uint64_t len,
+                                   uint32_t access, bool whole)
+{
+    SofthcaMr *mr;
+
+    return softhca_mem_key(s, qp, key, addr, len, access, whole, &mr);
+}
+
+SofthcaMemStatus softhca_mem_copy(SofthcaState *s, const SofthcaQp *qp,
+                                  uint32_t key, uint64_t addr, void *buf,
+                                  uint64_t len, uint32_t access, bool to_guest)
+{
+    SofthcaMemStatus st;
+    SofthcaMr *mr;
+    uint8_t *p = buf;
+    uint64_t off;
+
+    st = softhca_mem_key(s, qp, key, addr, len, access, false, &mr);
+    if (st != SOFTHCA_MEM_OK || len == 0) {
+        return st;
     }
     if (mr->mw_type) {
         /* the window's range lies in the MR, which outlives the binding */

@@ -21,7 +21,9 @@
 #define SOFTHCA_QP_ACCESS       (SHCA_ACCESS_LOCAL_WRITE | \
                                  SHCA_ACCESS_REMOTE_WRITE | \
                                  SHCA_ACCESS_REMOTE_READ | \
-                                 SHCA_ACCESS_REMOTE_ATOMIC)
+                                 SHCA_ACCESS_REMOTE_ATOMIC | \
+                                 SHCA_ACCESS_FLUSH_GLOBAL | \
+                                 SHCA_ACCESS_FLUSH_PERSISTENT)
 #define SOFTHCA_QP_ATTR_ALL     ((SHCA_QP_ATTR_SQD_NOTIFY << 1) - 1)
 
 SofthcaQp *softhca_qp_get(SofthcaState *s, uint32_t qpn)

@@ -166,6 +166,13 @@ bool softhca_cq_push_se(SofthcaState *s, uint32_t cqn, struct shca_cqe *cqe,
  * pdn, checking that the MR grants access (SHCA_ACCESS_*, or 0 for a local
  * read).  to_guest: buf -> guest memory.
  */
+/*
+ * The checks of softhca_mem_copy() alone; with whole, of the key and its
+ * rights only, whatever addr and len say (a FLUSH of a whole MR).
+ */
+SofthcaMemStatus softhca_mem_check(SofthcaState *s, const SofthcaQp *qp,
+                                   uint32_t key, uint64_t addr, uint64_t len,
+                                   uint32_t access, bool whole);
 SofthcaMemStatus softhca_mem_copy(SofthcaState *s, const SofthcaQp *qp,
                                   uint32_t key,
                                   uint64_t addr, void *buf, uint64_t len,

@@ -99,7 +99,9 @@ static uint32_t softhca_reg_value(SofthcaState *s, hwaddr addr, bool *known)
         return SOFTHCA_CAPS |
                (s->caps_qp ? SHCA_CAP_QP | SHCA_CAP_SQ_RECORD |
                              SHCA_CAP_LOOPBACK | SHCA_CAP_SRQ |
-                             SHCA_CAP_XRC : 0) |
+                             SHCA_CAP_XRC | SHCA_CAP_RESIZE_CQ |
+                             SHCA_CAP_REREG_MR | SHCA_CAP_ATOMIC_WRITE |
+                             SHCA_CAP_FLUSH : 0) |
                (softhca_has_dgram(s) ? SHCA_CAP_DGRAM | SHCA_CAP_MW : 0);
     case SHCA_REG_NUM_VECTORS:
         return s->vectors;

@@ -20,6 +20,31 @@ SofthcaSendOp *softhca_req_op(SofthcaQp *qp, uint16_t index)
     return &qp->tp.ops[index & (qp->tp.nops - 1)];
 }
 
+/* ATOMIC_WRITE and FLUSH take no SGEs and no inline data (spec §15). */
+static uint8_t softhca_req_check_aw_flush(SofthcaSendOp *op)
+{
+    const struct shca_send_wqe *w = &op->wqe;
+    uint8_t type = w->feth & SHCA_FLUSH_TYPE_MASK;
+    uint8_t level = w->feth & SHCA_FLUSH_LEVEL_MASK;
+
+    if (w->num_sge || (w->flags & SHCA_WQE_INLINE)) {
+        return SHCA_CQE_LOC_QP_OP_ERR;
+    }
+    if (w->opcode == SHCA_WR_ATOMIC_WRITE) {
+        if ((w->remote_addr & 7) || w->feth) {
+            return SHCA_CQE_LOC_QP_OP_ERR;
+        }
+        op->len = 8;
+        return SHCA_CQE_SUCCESS;
+    }
+    if (!type || (type & ~(SHCA_FLUSH_GLOBAL | SHCA_FLUSH_PERSISTENT)) ||
+        level > SHCA_FLUSH_LEVEL_MR || w->compare_add > 1ull << 31) {
+        return SHCA_CQE_LOC_QP_OP_ERR;
+    }
+    op->len = w->compare_add;
+    return SHCA_CQE_SUCCESS;
+}
+
 /* Check a send WQE (spec §15); SHCA_CQE_SUCCESS or the error to complete. */
 static uint8_t softhca_req_check(SofthcaQp *qp, SofthcaSendOp *op,
                                  const uint8_t *raw, uint32_t stride)
@@ -30,6 +55,9 @@ static uint8_t softhca_req_check(SofthcaQp *qp, SofthcaSendOp *op,
     if (softhca_req_opcode(w->opcode, true, true,
                            softhca_tp_transport(qp)) < 0) {
         return SHCA_CQE_LOC_QP_OP_ERR;
+    }
+    if (softhca_wr_is_aw_flush(w->opcode)) {
+        return softhca_req_check_aw_flush(op);
     }
     if (w->flags & SHCA_WQE_INLINE) {
         if (w->inline_len > SOFTHCA_MAX_INLINE ||
@@ -92,7 +120,7 @@ static bool softhca_req_start(SofthcaState *s, SofthcaQp *qp)
         w->compare_add = le64_to_cpu(w->compare_add);
         w->swap = le64_to_cpu(w->swap);
         /* w->imm stays as it travels on the wire */
-        rd_atomic = softhca_wr_is_read_atomic(w->opcode);
+        rd_atomic = softhca_wr_takes_rd(w->opcode);
         if (((w->flags & SHCA_WQE_FENCE) && tp->rd_atomic) ||
             (rd_atomic && tp->rd_atomic >= MAX(qp->attr.max_rd_atomic, 1))) {
             return false;
@@ -108,10 +136,11 @@ static bool softhca_req_start(SofthcaState *s, SofthcaQp *qp)
     if (op->status == SHCA_CQE_SUCCESS) {
         op->npkts = local ? 0 :
                     w->opcode == SHCA_WR_ATOMIC_CMP_SWP ||
-                    w->opcode == SHCA_WR_ATOMIC_FETCH_ADD ? 1 :
+                    w->opcode == SHCA_WR_ATOMIC_FETCH_ADD ||
+                    softhca_wr_is_aw_flush(w->opcode) ? 1 :
                     softhca_msg_pkts(op->len, softhca_tp_mtu(qp));
         tp->sq_psn = softhca_psn_add(tp->sq_psn, op->npkts);
-        tp->rd_atomic += softhca_wr_is_read_atomic(w->opcode);
+        tp->rd_atomic += rd_atomic;
     } else {
         qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: bad send WQE %u\n",
                       qp->qpn, qp->sq.ci);
@@ -162,6 +191,20 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
                             w->swap : w->compare_add;
         p.atomic.compare = w->opcode == SHCA_WR_ATOMIC_CMP_SWP ?
                            w->compare_add : 0;
+        break;
+    case SHCA_WR_ATOMIC_WRITE:
+        /* the 8 bytes as they lay in the WQE */
+        stq_le_p(payload, w->compare_add);
+        p.payload_len = 8;
+        p.reth.va = w->remote_addr;
+        p.reth.rkey = w->rkey;
+        p.reth.dma_len = 8;
+        break;
+    case SHCA_WR_FLUSH:
+        p.feth = w->feth;
+        p.reth.va = w->remote_addr;
+        p.reth.rkey = w->rkey;
+        p.reth.dma_len = op->len;
         break;
     default:
         p.payload_len = MIN(mtu, op->len - off);

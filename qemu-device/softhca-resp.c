@@ -474,6 +474,77 @@ static SofthcaRespResult softhca_resp_atomic(SofthcaState *s, SofthcaQp *qp,
     return SOFTHCA_RESP_ANSWERED;
 }
 
+/* Keep an ATOMIC WRITE or FLUSH executed, and answer it (spec §16). */
+static SofthcaRespResult softhca_resp_empty_answer(SofthcaState *s,
+                                                   SofthcaQp *qp,
+                                                   uint32_t psn)
+{
+    SofthcaRdAtomic *rd = softhca_resp_rd_save(qp);
+
+    *rd = (SofthcaRdAtomic) {
+        .valid = true,
+        .empty = true,
+        .first_psn = psn,
+        .npkts = 1,
+        .pending = true,
+        .resume_psn = psn,
+    };
+    qp->tp.msn++;
+    softhca_resp_pump(s, qp);
+    return SOFTHCA_RESP_ANSWERED;
+}
+
+/* RDMA ATOMIC WRITE: 8 aligned bytes, stored in one piece. */
+static SofthcaRespResult softhca_resp_atomic_write(SofthcaState *s,
+                                                   SofthcaQp *qp,
+                                                   const SofthcaRocePacket *p,
+                                                   const uint8_t *payload)
+{
+    uint64_t val;
+
+    if (!qp->tp.rd || !(qp->attr.access & SHCA_ACCESS_REMOTE_WRITE) ||
+        p->reth.dma_len != sizeof(val) || p->payload_len != sizeof(val) ||
+        (p->reth.va & 7)) {
+        return SOFTHCA_RESP_INVALID;
+    }
+    memcpy(&val, payload, sizeof(val));
+    if (softhca_mem_copy(s, qp, p->reth.rkey, p->reth.va, &val, sizeof(val),
+                         SHCA_ACCESS_REMOTE_WRITE, true) != SOFTHCA_MEM_OK) {
+        return SOFTHCA_RESP_ACCESS;
+    }
+    return softhca_resp_empty_answer(s, qp, p->bth.psn);
+}
+
+/*
+ * FLUSH: the checks are all there is to do, for writes reach guest memory
+ * as they execute; the device has no persistence domain, so no MR grants
+ * FLUSH_PERSISTENT.
+ */
+static SofthcaRespResult softhca_resp_rdma_flush(SofthcaState *s,
+                                                 SofthcaQp *qp,
+                                                 const SofthcaRocePacket *p)
+{
+    uint32_t type = p->feth & SHCA_FLUSH_TYPE_MASK;
+    uint32_t level = p->feth & SHCA_FLUSH_LEVEL_MASK;
+    uint32_t access = (type & SHCA_FLUSH_GLOBAL ? SHCA_ACCESS_FLUSH_GLOBAL
+                                                : 0) |
+                      (type & SHCA_FLUSH_PERSISTENT ?
+                       SHCA_ACCESS_FLUSH_PERSISTENT : 0);
+
+    if (!qp->tp.rd || !type ||
+        (type & ~(SHCA_FLUSH_GLOBAL | SHCA_FLUSH_PERSISTENT)) ||
+        level > SHCA_FLUSH_LEVEL_MR ||
+        (qp->attr.access & access) != access) {
+        return SOFTHCA_RESP_INVALID;
+    }
+    if (softhca_mem_check(s, qp, p->reth.rkey, p->reth.va, p->reth.dma_len,
+                          access, level == SHCA_FLUSH_LEVEL_MR) !=
+        SOFTHCA_MEM_OK) {
+        return SOFTHCA_RESP_ACCESS;
+    }
+    return softhca_resp_empty_answer(s, qp, p->bth.psn);
+}
+
 static SofthcaRespResult softhca_resp_execute(SofthcaState *s, SofthcaQp *qp,
                                               const SofthcaRocePacket *p,
                                               const uint8_t *payload)
@@ -484,6 +555,10 @@ static SofthcaRespResult softhca_resp_execute(SofthcaState *s, SofthcaQp *qp,
     case SOFTHCA_OP_COMPARE_SWAP:
     case SOFTHCA_OP_FETCH_ADD:
         return softhca_resp_atomic(s, qp, p);
+    case SOFTHCA_OP_ATOMIC_WRITE:
+        return softhca_resp_atomic_write(s, qp, p, payload);
+    case SOFTHCA_OP_FLUSH:
+        return softhca_resp_rdma_flush(s, qp, p);
     }
     switch (softhca_op_kind(p->bth.opcode)) {
     case 's':
@@ -517,7 +592,15 @@ static void softhca_resp_duplicate(SofthcaState *s, SofthcaQp *qp,
             if (!rd->pending) {
                 softhca_resp_atomic_ack(s, qp, psn, rd->orig);
             }
-        } else if (!rd->atomic && op5 == SOFTHCA_OP_RDMA_READ_REQUEST &&
+        } else if (rd->empty && (op5 == SOFTHCA_OP_ATOMIC_WRITE ||
+                                 op5 == SOFTHCA_OP_FLUSH)) {
+            if (!rd->pending) {
+                rd->pending = true;
+                rd->sent = 0;
+                softhca_resp_pump(s, qp);
+            }
+        } else if (!rd->atomic && !rd->empty &&
+                   op5 == SOFTHCA_OP_RDMA_READ_REQUEST &&
                    p->reth.dma_len <= SOFTHCA_MAX_MSG_SIZE &&
                    d + softhca_msg_pkts(p->reth.dma_len,
                                         softhca_tp_mtu(qp)) <= rd->npkts) {

@@ -49,11 +49,25 @@ static inline uint32_t softhca_msg_pkts(uint64_t len, uint32_t mtu)
     return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
 }
 
+/* A READ or atomic: done only once its responses bring the data. */
 static inline bool softhca_wr_is_read_atomic(uint8_t wr_opcode)
 {
     return wr_opcode == SHCA_WR_RDMA_READ ||
            wr_opcode == SHCA_WR_ATOMIC_CMP_SWP ||
            wr_opcode == SHCA_WR_ATOMIC_FETCH_ADD;
+}
+
+/* ATOMIC WRITE and FLUSH: RC only, one packet, no data comes back. */
+static inline bool softhca_wr_is_aw_flush(uint8_t wr_opcode)
+{
+    return wr_opcode == SHCA_WR_ATOMIC_WRITE || wr_opcode == SHCA_WR_FLUSH;
+}
+
+/* What counts among a requester's MAX_RD_ATOMIC, and FENCE waits for. */
+static inline bool softhca_wr_takes_rd(uint8_t wr_opcode)
+{
+    return softhca_wr_is_read_atomic(wr_opcode) ||
+           softhca_wr_is_aw_flush(wr_opcode);
 }
 
 /*
@@ -106,6 +120,14 @@ static inline int softhca_req_opcode(uint8_t wr_opcode, bool first,
         break;
     case SHCA_WR_ATOMIC_FETCH_ADD:
         op = SOFTHCA_OP_FETCH_ADD;
+        break;
+    case SHCA_WR_FLUSH:
+    case SHCA_WR_ATOMIC_WRITE:
+        if (transport != SOFTHCA_TRANSPORT_RC) {
+            return -1;
+        }
+        op = wr_opcode == SHCA_WR_FLUSH ? SOFTHCA_OP_FLUSH
+                                        : SOFTHCA_OP_ATOMIC_WRITE;
         break;
     default:
         return -1;

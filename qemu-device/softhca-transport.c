@@ -89,6 +89,9 @@ bool softhca_tp_send_av(SofthcaState *s, SofthcaQp *qp,
                       qp->qpn, p->bth.opcode);
         return false;
     }
+    if (s->rxe_flush_icrc) {
+        softhca_icrc_set_rxe_flush(frame, len);
+    }
     trace_softhca_tp_tx(qp->qpn, p->bth.dest_qpn, p->bth.opcode, p->bth.psn,
                         p->bth.ack_req, p->payload_len);
     softhca_port_send(s, frame, len);

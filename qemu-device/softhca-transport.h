@@ -32,10 +32,15 @@ typedef struct SofthcaSendOp {
     uint32_t resp_pkts;         /* READ: responses received, in order */
 } SofthcaSendOp;
 
-/* A READ or atomic the responder executed, kept to answer duplicates. */
+/*
+ * A READ, atomic, ATOMIC WRITE or FLUSH the responder executed, kept to
+ * answer duplicates.  The last two are answered with an empty READ
+ * response (len 0).
+ */
 typedef struct SofthcaRdAtomic {
     bool valid;
     bool atomic;
+    bool empty;                 /* ATOMIC WRITE, FLUSH */
     uint32_t first_psn;
     uint32_t npkts;
     uint64_t orig;              /* atomic: the value before */

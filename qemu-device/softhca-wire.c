@@ -166,6 +166,7 @@ bool softhca_parse_udp(const uint8_t *buf, size_t len, SofthcaUdpFrame *f)
 
 #define XH_LEN(xh)                                                      \
     (((xh) & SOFTHCA_XH_XRCETH ? SOFTHCA_XRCETH_LEN : 0) +              \
+     ((xh) & SOFTHCA_XH_FETH ? SOFTHCA_FETH_LEN : 0) +                  \
      ((xh) & SOFTHCA_XH_DETH ? SOFTHCA_DETH_LEN : 0) +                  \
      ((xh) & SOFTHCA_XH_RETH ? SOFTHCA_RETH_LEN : 0) +                  \
      ((xh) & SOFTHCA_XH_ATOMICETH ? SOFTHCA_ATOMICETH_LEN : 0) +        \
@@ -191,6 +192,7 @@ bool softhca_parse_udp(const uint8_t *buf, size_t len, SofthcaUdpFrame *f)
 #define IMM             SOFTHCA_XH_IMMDT
 #define IETH            SOFTHCA_XH_IETH
 #define XRC             SOFTHCA_XH_XRCETH
+#define FETH            SOFTHCA_XH_FETH
 
 /*
  * Indexed by opcode; hdr_len 0 marks an unsupported one.  UC has RC's
@@ -221,6 +223,8 @@ static const SofthcaOpInfo softhca_opcodes[256] = {
     OP(RC, FETCH_ADD,            ATOMICETH,           F | L),
     OP(RC, SEND_LAST_INV,        IETH,                P | L),
     OP(RC, SEND_ONLY_INV,        IETH,                P | F | L),
+    OP(RC, FLUSH,                FETH | RETH,         F | L),
+    OP(RC, ATOMIC_WRITE,         RETH,                P | F | L),
     OP(UC, SEND_FIRST,           0,                   P | F),
     OP(UC, SEND_MIDDLE,          0,                   P),
     OP(UC, SEND_LAST,            0,                   P | L),
@@ -329,6 +333,10 @@ bool softhca_parse_roce(const uint8_t *buf, size_t len, SofthcaRocePacket *p)
         p->xrc_srqn = rd_be24(x + 1);
         x += SOFTHCA_XRCETH_LEN;
     }
+    if (p->xh & SOFTHCA_XH_FETH) {
+        p->feth = rd_be32(x);
+        x += SOFTHCA_FETH_LEN;
+    }
     if (p->xh & SOFTHCA_XH_DETH) {
         p->deth.qkey = rd_be32(x);
         p->deth.src_qpn = rd_be24(x + 5);
@@ -387,6 +395,10 @@ static size_t build_headers(uint8_t *b, const SofthcaOpInfo *info,
     if (info->xh & SOFTHCA_XH_XRCETH) {
         wr_be24(x + 1, p->xrc_srqn);
         x += SOFTHCA_XRCETH_LEN;
+    }
+    if (info->xh & SOFTHCA_XH_FETH) {
+        wr_be32(x, p->feth);
+        x += SOFTHCA_FETH_LEN;
     }
     if (info->xh & SOFTHCA_XH_DETH) {
         wr_be32(x, p->deth.qkey);
@@ -593,14 +605,47 @@ uint32_t softhca_icrc(const uint8_t *frame, const SofthcaUdpFrame *u)
                         u->payload_off + u->payload_len);
 }
 
+/*
+ * rdma_rxe of Linux 6.12 has no payload offset for FLUSH, so its ICRC goes
+ * on over the BTH and extended headers a second time, unmasked.
+ */
+static uint32_t icrc_rxe_flush(uint32_t icrc, const uint8_t *frame,
+                               const SofthcaUdpFrame *u)
+{
+    return softhca_crc32(icrc, frame + u->payload_off,
+                         u->payload_len - SOFTHCA_ICRC_LEN);
+}
+
+static bool is_rc_flush(const uint8_t *frame, const SofthcaUdpFrame *u)
+{
+    return frame[u->payload_off] == (SOFTHCA_TRANSPORT_RC | SOFTHCA_OP_FLUSH);
+}
+
+bool softhca_icrc_set_rxe_flush(uint8_t *frame, size_t len)
+{
+    SofthcaUdpFrame u;
+
+    if (!softhca_parse_udp(frame, len, &u) ||
+        u.payload_len < SOFTHCA_BTH_LEN + SOFTHCA_ICRC_LEN ||
+        !is_rc_flush(frame, &u)) {
+        return false;
+    }
+    wr_le32(frame + u.payload_off + u.payload_len - SOFTHCA_ICRC_LEN,
+            icrc_rxe_flush(softhca_icrc(frame, &u), frame, &u));
+    return true;
+}
+
 bool softhca_icrc_check(const uint8_t *frame, const SofthcaUdpFrame *u)
 {
     const uint8_t *icrc;
+    uint32_t want, crc;
 
     if (u->payload_len < SOFTHCA_BTH_LEN + SOFTHCA_ICRC_LEN) {
         return false;
     }
     icrc = frame + u->payload_off + u->payload_len - SOFTHCA_ICRC_LEN;
-    return softhca_icrc(frame, u) ==
-           ((uint32_t)icrc[3] << 24 | icrc[2] << 16 | icrc[1] << 8 | icrc[0]);
+    want = (uint32_t)icrc[3] << 24 | icrc[2] << 16 | icrc[1] << 8 | icrc[0];
+    crc = softhca_icrc(frame, u);
+    return crc == want ||
+           (is_rc_flush(frame, u) && icrc_rxe_flush(crc, frame, u) == want);
 }

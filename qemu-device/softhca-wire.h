@@ -53,6 +53,7 @@ bool softhca_gid_is_mcast(const uint8_t *gid);
 #define SOFTHCA_IMMDT_LEN           4
 #define SOFTHCA_IETH_LEN            4
 #define SOFTHCA_XRCETH_LEN          4
+#define SOFTHCA_FETH_LEN            4
 #define SOFTHCA_ICRC_LEN            4
 
 /* An opcode is a transport (top 3 bits) ORed with an operation (low 5). */
@@ -87,6 +88,9 @@ enum {
     /* 0x15 is reserved (RESYNC, for RD only) */
     SOFTHCA_OP_SEND_LAST_INV            = 0x16,
     SOFTHCA_OP_SEND_ONLY_INV            = 0x17,
+    /* IBA 1.5 */
+    SOFTHCA_OP_FLUSH                    = 0x1c,
+    SOFTHCA_OP_ATOMIC_WRITE             = 0x1d,
 };
 
 /*
@@ -96,13 +100,14 @@ enum {
  */
 enum {
     SOFTHCA_XH_XRCETH       = 1 << 0,   /* XRC requests: the target SRQ */
-    SOFTHCA_XH_DETH         = 1 << 1,
-    SOFTHCA_XH_RETH         = 1 << 2,
-    SOFTHCA_XH_ATOMICETH    = 1 << 3,
-    SOFTHCA_XH_AETH         = 1 << 4,
-    SOFTHCA_XH_ATOMICACKETH = 1 << 5,
-    SOFTHCA_XH_IMMDT        = 1 << 6,
-    SOFTHCA_XH_IETH         = 1 << 7,
+    SOFTHCA_XH_FETH         = 1 << 1,   /* FLUSH: placement type, level */
+    SOFTHCA_XH_DETH         = 1 << 2,
+    SOFTHCA_XH_RETH         = 1 << 3,
+    SOFTHCA_XH_ATOMICETH    = 1 << 4,
+    SOFTHCA_XH_AETH         = 1 << 5,
+    SOFTHCA_XH_ATOMICACKETH = 1 << 6,
+    SOFTHCA_XH_IMMDT        = 1 << 7,
+    SOFTHCA_XH_IETH         = 1 << 8,
 };
 
 /* Packet of a message: FIRST|LAST is an only packet, neither a middle one */
@@ -113,7 +118,7 @@ enum {
 };
 
 typedef struct SofthcaOpInfo {
-    uint8_t xh;                 /* SOFTHCA_XH_* that follow the BTH */
+    uint16_t xh;                /* SOFTHCA_XH_* that follow the BTH */
     uint8_t flags;              /* SOFTHCA_OPF_* */
     uint8_t hdr_len;            /* BTH and extended headers */
 } SofthcaOpInfo;
@@ -164,7 +169,7 @@ typedef struct SofthcaAtomicEth {
  */
 typedef struct SofthcaRocePacket {
     SofthcaBth bth;
-    uint8_t xh;                 /* SOFTHCA_XH_* present */
+    uint16_t xh;                /* SOFTHCA_XH_* present */
     SofthcaDeth deth;
     SofthcaReth reth;
     SofthcaAtomicEth atomic;
@@ -173,6 +178,7 @@ typedef struct SofthcaRocePacket {
     uint32_t imm;               /* ImmDt */
     uint32_t inv_rkey;          /* IETH */
     uint32_t xrc_srqn;          /* XRCETH, 24 bits */
+    uint32_t feth;              /* FETH: bits 3:0 type, 5:4 level */
     size_t payload_off;         /* from the BTH */
     size_t payload_len;         /* without the pad bytes and the ICRC */
 } SofthcaRocePacket;
@@ -240,7 +246,17 @@ uint16_t softhca_roce_src_port(uint32_t flow_label, uint32_t lqpn,
  */
 uint32_t softhca_icrc(const uint8_t *frame, const SofthcaUdpFrame *u);
 
-/* Whether the frame's last 4 UDP payload bytes are its ICRC. */
+/*
+ * Whether the frame's last 4 UDP payload bytes are its ICRC, or, for an RC
+ * FLUSH, the ICRC rdma_rxe of Linux 6.12 computes (spec §16).
+ */
 bool softhca_icrc_check(const uint8_t *frame, const SofthcaUdpFrame *u);
+
+/*
+ * Give a frame built by softhca_build_roce() that is an RC FLUSH the ICRC
+ * rdma_rxe of Linux 6.12 expects instead (x-rxe-flush-icrc, spec §12);
+ * false, and the frame unchanged, for any other frame.
+ */
+bool softhca_icrc_set_rxe_flush(uint8_t *frame, size_t len);
 
 #endif /* HW_SOFTHCA_WIRE_H */

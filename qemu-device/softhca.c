@@ -160,6 +160,8 @@ static const Property softhca_properties[] = {
     DEFINE_PROP_UINT32("db-pages", SofthcaState, db_pages, 256),
     /* Until the data path is complete: CAPS.QP and the §13 commands. */
     DEFINE_PROP_BOOL("x-caps-qp", SofthcaState, caps_qp, true),
+    /* For a peer running rdma_rxe of Linux 6.12 (spec §12, §16). */
+    DEFINE_PROP_BOOL("x-rxe-flush-icrc", SofthcaState, rxe_flush_icrc, false),
     /* Fault injection on the RoCEv2 frames, per mille (spec §12). */
     DEFINE_SOFTHCA_FAULT_PROP("fault-tx-drop", TX, DROP),
     DEFINE_SOFTHCA_FAULT_PROP("fault-tx-dup", TX, DUP),

@@ -135,6 +135,7 @@ struct SofthcaState {
     uint32_t vectors;
     uint32_t db_pages;
     bool caps_qp;               /* x-caps-qp=off: a 0.1 device, no QP/CQ/MR */
+    bool rxe_flush_icrc;        /* x-rxe-flush-icrc: FLUSH as rxe 6.12 */
     SofthcaFault fault;         /* fault-* properties and their state */
 
     /* control and admin (spec §3.2, §3.3) */
@@ -246,6 +247,8 @@ bool softhca_pd_ok(SofthcaState *s, uint32_t pdn);
 uint8_t softhca_cq_create(SofthcaState *s, const struct shca_aq_create_cq *c,
                           uint32_t *cqn);
 uint8_t softhca_cq_destroy(SofthcaState *s, uint32_t cqn);
+uint8_t softhca_cq_resize(SofthcaState *s, const struct shca_aq_resize_cq *c,
+                          uint32_t *copied);
 void softhca_cq_doorbell(SofthcaState *s, uint32_t uctx, uint32_t val);
 void softhca_cq_reset(SofthcaState *s);
 uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
@@ -258,6 +261,7 @@ void softhca_qp_doorbell(SofthcaState *s, uint32_t uctx, bool sq,
 void softhca_qp_reset(SofthcaState *s);
 uint8_t softhca_mr_reg(SofthcaState *s, const struct shca_aq_reg_mr *c,
                        uint32_t *key);
+uint8_t softhca_mr_rereg(SofthcaState *s, const struct shca_aq_rereg_mr *c);
 uint8_t softhca_mr_dereg(SofthcaState *s, uint32_t key);
 void softhca_mr_reset(SofthcaState *s);
 void softhca_mcast_reset(SofthcaState *s);

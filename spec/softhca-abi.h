@@ -42,6 +42,15 @@ struct softhca_ibv_create_cq_resp {
 	__u32 cqn;
 };
 
+/*
+ * resize_cq takes a struct softhca_ibv_create_cq for the new ring.  The
+ * CQEs not yet polled move to its first slots (spec §13.1, RESIZE_CQ).
+ */
+struct softhca_ibv_resize_cq_resp {
+	__u32 comp_mask;
+	__u32 copied;		/* CQEs moved to the new ring */
+};
+
 /* create_qp: the SQ buffer ends with a struct shca_sq_record (spec §14) */
 #define SOFTHCA_CREATE_QP_SQ_RECORD	(1u << 0)
 

@@ -124,6 +124,10 @@ enum shca_reg {
 #define SHCA_CAP_SRQ			(1u << 7)	/* spec §13.5 */
 #define SHCA_CAP_MW			(1u << 8)	/* spec §13.6 */
 #define SHCA_CAP_XRC			(1u << 9)	/* spec §13.7 */
+#define SHCA_CAP_RESIZE_CQ		(1u << 10)	/* spec §13.1 */
+#define SHCA_CAP_REREG_MR		(1u << 11)	/* spec §13.3 */
+#define SHCA_CAP_ATOMIC_WRITE		(1u << 12)	/* spec §15, §16 */
+#define SHCA_CAP_FLUSH			(1u << 13)	/* spec §15, §16 */
 
 /* CTRL */
 #define SHCA_CTRL_EN			(1u << 0)
@@ -228,6 +232,10 @@ enum shca_aq_opcode {
 	/* CAPS.XRC (spec §13.7) */
 	SHCA_AQ_ALLOC_XRCD		= 0x19,	/* struct shca_aq_handle: uctx */
 	SHCA_AQ_DEALLOC_XRCD		= 0x1a,	/* struct shca_aq_handle */
+	/* CAPS.RESIZE_CQ (spec §13.1) */
+	SHCA_AQ_RESIZE_CQ		= 0x1b,
+	/* CAPS.REREG_MR (spec §13.3) */
+	SHCA_AQ_REREG_MR		= 0x1c,
 };
 
 enum shca_aq_status {
@@ -269,6 +277,13 @@ struct shca_aq_create_cq {
 	uint8_t log_size;	/* 2^log_size CQEs */
 	uint8_t rsvd[7];
 	struct shca_buf_desc buf;	/* CQE ring, then struct shca_cq_record */
+};
+
+struct shca_aq_resize_cq {
+	shca_le32 cqn;
+	uint8_t log_size;	/* 2^log_size CQEs in the new ring */
+	uint8_t rsvd[3];
+	struct shca_buf_desc buf;	/* new ring, then its shca_cq_record */
 };
 
 enum shca_qp_type {
@@ -409,6 +424,8 @@ struct shca_qp_attr {
 #define SHCA_ACCESS_REMOTE_READ		(1u << 2)
 #define SHCA_ACCESS_REMOTE_ATOMIC	(1u << 3)
 #define SHCA_ACCESS_MW_BIND		(1u << 4)	/* CAPS.MW: windows bind */
+#define SHCA_ACCESS_FLUSH_GLOBAL	(1u << 5)	/* CAPS.FLUSH */
+#define SHCA_ACCESS_FLUSH_PERSISTENT	(1u << 6)	/* CAPS.FLUSH: QPs only */
 #define SHCA_ACCESS_PHYS		(1u << 8)	/* DMA MR: no pages */
 #define SHCA_ACCESS_FAST_REG		(1u << 9)	/* registered by WQE */
 
@@ -426,6 +443,12 @@ struct shca_aq_reg_mr {
 	shca_le32 first_offset;	/* of iova in the first page */
 	shca_le32 rsvd;
 	struct shca_buf_desc pages;
+};
+
+struct shca_aq_rereg_mr {
+	shca_le32 key;		/* the MR; it keeps this key */
+	shca_le32 rsvd;
+	struct shca_aq_reg_mr mr;	/* its whole new description */
 };
 
 /* ATTACH_MCAST, DETACH_MCAST */
@@ -475,9 +498,11 @@ struct shca_aq_entry {
 		struct shca_aq_handle handle;
 		struct shca_aq_set_gid set_gid;
 		struct shca_aq_create_cq create_cq;
+		struct shca_aq_resize_cq resize_cq;
 		struct shca_aq_create_qp create_qp;
 		struct shca_aq_qp_attr qp_attr;
 		struct shca_aq_reg_mr reg_mr;
+		struct shca_aq_rereg_mr rereg_mr;
 		struct shca_aq_query_stats query_stats;
 		struct shca_aq_mcast mcast;
 		struct shca_aq_create_srq create_srq;
@@ -568,6 +593,8 @@ enum shca_wr_opcode {
 	SHCA_WR_REG_MR			= 0x08,	/* struct shca_fast_reg_wqe */
 	SHCA_WR_LOCAL_INV		= 0x09,	/* imm = key */
 	SHCA_WR_BIND_MW			= 0x0a,	/* struct shca_bind_mw_wqe */
+	SHCA_WR_FLUSH			= 0x0b,	/* CAPS.FLUSH */
+	SHCA_WR_ATOMIC_WRITE		= 0x0c,	/* CAPS.ATOMIC_WRITE */
 };
 
 #define SHCA_WQE_SIGNALED		(1u << 0)
@@ -586,12 +613,12 @@ struct shca_send_wqe {
 	uint8_t opcode;		/* enum shca_wr_opcode */
 	uint8_t flags;		/* SHCA_WQE_* */
 	uint8_t num_sge;
-	uint8_t rsvd0;
+	uint8_t feth;		/* FLUSH: SHCA_FLUSH_* type | level */
 	shca_le32 imm;		/* immediate data as on the wire, or rkey */
 	shca_le64 remote_addr;
 	shca_le32 rkey;
 	shca_le32 inline_len;	/* with SHCA_WQE_INLINE */
-	shca_le64 compare_add;
+	shca_le64 compare_add;	/* ATOMIC_WRITE: the data; FLUSH: length */
 	shca_le64 swap;
 	shca_le32 remote_qpn;	/* UD; XRC_INI: the target XRC SRQ */
 	shca_le32 remote_qkey;	/* UD: bit 31 set = the QP's own */
@@ -601,6 +628,15 @@ struct shca_send_wqe {
 	 * shca_sge, or inline_len bytes of data
 	 */
 };
+
+/* A FLUSH WQE's feth, as the FETH on the wire (spec §15, §16) */
+#define SHCA_FLUSH_GLOBAL		(1u << 0)	/* placement types */
+#define SHCA_FLUSH_PERSISTENT		(1u << 1)
+#define SHCA_FLUSH_TYPE_MASK		0x0fu
+#define SHCA_FLUSH_LEVEL_SHIFT		4
+#define SHCA_FLUSH_LEVEL_RANGE		(0u << SHCA_FLUSH_LEVEL_SHIFT)
+#define SHCA_FLUSH_LEVEL_MR		(1u << SHCA_FLUSH_LEVEL_SHIFT)
+#define SHCA_FLUSH_LEVEL_MASK		(3u << SHCA_FLUSH_LEVEL_SHIFT)
 
 /* REG_MR (spec §18): makes a fast-registration MR valid. */
 struct shca_fast_reg_wqe {
@@ -671,6 +707,8 @@ enum shca_cqe_opcode {
 	SHCA_CQE_OP_BIND_MW		= 0x05,
 	SHCA_CQE_OP_LOCAL_INV		= 0x06,
 	SHCA_CQE_OP_REG_MR		= 0x08,
+	SHCA_CQE_OP_FLUSH		= 0x09,
+	SHCA_CQE_OP_ATOMIC_WRITE	= 0x0a,
 	SHCA_CQE_OP_RECV		= 0x80,
 	SHCA_CQE_OP_RECV_RDMA_IMM	= 0x81,
 };
@@ -719,10 +757,12 @@ _Static_assert(sizeof(struct shca_buf_desc) == 16, "shca_buf_desc");
 _Static_assert(sizeof(struct shca_aq_create_eq) == 24, "shca_aq_create_eq");
 _Static_assert(sizeof(struct shca_aq_set_gid) == 24, "shca_aq_set_gid");
 _Static_assert(sizeof(struct shca_aq_create_cq) == 32, "shca_aq_create_cq");
+_Static_assert(sizeof(struct shca_aq_resize_cq) == 24, "shca_aq_resize_cq");
 _Static_assert(sizeof(struct shca_aq_create_qp) == 56, "shca_aq_create_qp");
 _Static_assert(sizeof(struct shca_aq_qp_attr) == 16, "shca_aq_qp_attr");
 _Static_assert(sizeof(struct shca_qp_attr) == 64, "shca_qp_attr");
 _Static_assert(sizeof(struct shca_aq_reg_mr) == 48, "shca_aq_reg_mr");
+_Static_assert(sizeof(struct shca_aq_rereg_mr) == 56, "shca_aq_rereg_mr");
 _Static_assert(sizeof(struct shca_sge) == 16, "shca_sge");
 _Static_assert(sizeof(struct shca_send_wqe) == 64, "shca_send_wqe");
 _Static_assert(sizeof(struct shca_fast_reg_wqe) == 64, "shca_fast_reg_wqe");

@@ -14,6 +14,8 @@
 
 #include "guest-util.h"
 
+int guest_failures;
+
 double guest_now(void)
 {
 	struct timespec ts;

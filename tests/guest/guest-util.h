@@ -7,8 +7,23 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <infiniband/verbs.h>
+
+/* Checks that failed, counted by GUEST_CHECK(). */
+extern int guest_failures;
+
+/* Print "FAIL cond: message" and count it, if cond is false. */
+#define GUEST_CHECK(cond, ...)                                          \
+	do {                                                            \
+		if (!(cond)) {                                          \
+			printf("FAIL %s: ", #cond);                     \
+			printf(__VA_ARGS__);                            \
+			printf("\n");                                   \
+			guest_failures++;                               \
+		}                                                       \
+	} while (0)
 
 /* Seconds on the monotonic clock. */
 double guest_now(void);

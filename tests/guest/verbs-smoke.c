@@ -19,39 +19,28 @@
 
 #define NUM_PDS 64
 
-static int failures;
-
-#define CHECK(cond, ...)                                                \
-	do {                                                            \
-		if (!(cond)) {                                          \
-			printf("FAIL %s: ", #cond);                     \
-			printf(__VA_ARGS__);                            \
-			printf("\n");                                   \
-			failures++;                                     \
-		}                                                       \
-	} while (0)
 
 static void check_device(struct ibv_context *ctx)
 {
 	struct ibv_device_attr_ex attr;
 	struct ibv_port_attr port;
 
-	CHECK(!ibv_query_device_ex(ctx, NULL, &attr), "query_device_ex");
-	CHECK(attr.orig_attr.vendor_id == 0x1af4, "vendor 0x%x",
+	GUEST_CHECK(!ibv_query_device_ex(ctx, NULL, &attr), "query_device_ex");
+	GUEST_CHECK(attr.orig_attr.vendor_id == 0x1af4, "vendor 0x%x",
 	      attr.orig_attr.vendor_id);
-	CHECK(attr.orig_attr.vendor_part_id == 0x10f0, "part 0x%x",
+	GUEST_CHECK(attr.orig_attr.vendor_part_id == 0x10f0, "part 0x%x",
 	      attr.orig_attr.vendor_part_id);
-	CHECK(attr.orig_attr.phys_port_cnt == 1, "%u ports",
+	GUEST_CHECK(attr.orig_attr.phys_port_cnt == 1, "%u ports",
 	      attr.orig_attr.phys_port_cnt);
-	CHECK(attr.orig_attr.max_pd >= NUM_PDS, "max_pd %d",
+	GUEST_CHECK(attr.orig_attr.max_pd >= NUM_PDS, "max_pd %d",
 	      attr.orig_attr.max_pd);
 
-	CHECK(!ibv_query_port(ctx, 1, &port), "query_port");
-	CHECK(port.state == IBV_PORT_ACTIVE, "state %s",
+	GUEST_CHECK(!ibv_query_port(ctx, 1, &port), "query_port");
+	GUEST_CHECK(port.state == IBV_PORT_ACTIVE, "state %s",
 	      ibv_port_state_str(port.state));
-	CHECK(port.link_layer == IBV_LINK_LAYER_ETHERNET, "link layer %u",
+	GUEST_CHECK(port.link_layer == IBV_LINK_LAYER_ETHERNET, "link layer %u",
 	      port.link_layer);
-	CHECK(port.gid_tbl_len > 0, "gid_tbl_len %d", port.gid_tbl_len);
+	GUEST_CHECK(port.gid_tbl_len > 0, "gid_tbl_len %d", port.gid_tbl_len);
 }
 
 /* Every GID must be RoCE v2, and the expected address must be among them. */
@@ -63,16 +52,16 @@ static void check_gids(struct ibv_context *ctx, const char *want)
 	int found = 0;
 
 	n = ibv_query_gid_table(ctx, entries, 32, 0);
-	CHECK(n > 0, "query_gid_table returned %zd", n);
+	GUEST_CHECK(n > 0, "query_gid_table returned %zd", n);
 	for (ssize_t i = 0; i < n; i++) {
-		CHECK(entries[i].gid_type == IBV_GID_TYPE_ROCE_V2,
+		GUEST_CHECK(entries[i].gid_type == IBV_GID_TYPE_ROCE_V2,
 		      "GID %u type %u", entries[i].gid_index,
 		      entries[i].gid_type);
 		inet_ntop(AF_INET6, entries[i].gid.raw, text, sizeof(text));
 		if (want && !strcmp(text, want))
 			found = 1;
 	}
-	CHECK(!want || found, "no GID %s", want);
+	GUEST_CHECK(!want || found, "no GID %s", want);
 }
 
 static void check_pds(struct ibv_context *ctx, struct ibv_context *ctx2)
@@ -81,11 +70,11 @@ static void check_pds(struct ibv_context *ctx, struct ibv_context *ctx2)
 
 	for (int i = 0; i < NUM_PDS; i++) {
 		pds[i] = ibv_alloc_pd(i % 2 ? ctx2 : ctx);
-		CHECK(pds[i], "alloc_pd %d", i);
+		GUEST_CHECK(pds[i], "alloc_pd %d", i);
 	}
 	for (int i = 0; i < NUM_PDS; i++)
 		if (pds[i])
-			CHECK(!ibv_dealloc_pd(pds[i]), "dealloc_pd %d", i);
+			GUEST_CHECK(!ibv_dealloc_pd(pds[i]), "dealloc_pd %d", i);
 }
 
 int main(int argc, char **argv)
@@ -103,9 +92,9 @@ int main(int argc, char **argv)
 	check_device(ctx);
 	check_gids(ctx, gid);
 	check_pds(ctx, ctx2);
-	CHECK(!ibv_close_device(ctx2), "close");
-	CHECK(!ibv_close_device(ctx), "close");
-	if (!failures)
+	GUEST_CHECK(!ibv_close_device(ctx2), "close");
+	GUEST_CHECK(!ibv_close_device(ctx), "close");
+	if (!guest_failures)
 		printf("verbs-smoke: %s OK\n", name);
-	return failures ? 1 : 0;
+	return guest_failures ? 1 : 0;
 }

@@ -1639,6 +1639,128 @@ static void test_cq_overrun(void)
     hca_stop(&r.h);
 }
 
+static uint8_t rdma_resize_cq(Rdma *r, uint32_t cqn, uint8_t log_size,
+                              uint64_t addr, uint32_t npages,
+                              uint32_t *copied)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_RESIZE_CQ };
+
+    cmd.resize_cq.cqn = cpu_to_le32(cqn);
+    cmd.resize_cq.log_size = log_size;
+    buf_direct(&cmd.resize_cq.buf, addr, npages);
+    return hca_cmd(&r->h, &cmd, copied);
+}
+
+/* Flush n receives of a QP in ERR, wr_ids first.. */
+static void resize_flush(Rdma *r, uint32_t qpn, uint64_t rq, uint16_t *pi,
+                         unsigned n, uint64_t first)
+{
+    for (unsigned k = 0; k < n; k++, (*pi)++) {
+        rdma_post_recv(r, rq, *pi, first + k);
+    }
+    rdma_db(r, 0, SHCA_DB_RQ, (uint32_t)*pi << 16 | qpn);
+}
+
+/*
+ * RESIZE_CQ (spec §13.1): the unconsumed CQEs move to slot 0.. of the new
+ * ring, the producer goes on there, and a refused resize changes nothing.
+ */
+static void test_cq_resize(void)
+{
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_INIT);
+    struct shca_cq_record rec = { .ci = cpu_to_le32(1) };
+    struct shca_aq_entry cmd;
+    uint64_t cqbuf, small, big, bufs;
+    uint32_t cq, qpn, copied = 0;
+    uint16_t pi = 0;
+    Rdma r;
+
+    rdma_start(&r);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_RESIZE_CQ, ==,
+                    SHCA_CAP_RESIZE_CQ);
+    cq = rdma_cq(&r, 0, 2, &cqbuf);             /* 4 CQEs */
+    small = guest_alloc(&r.h.alloc, 4096);
+    big = guest_alloc(&r.h.alloc, 4096);
+    qtest_memset(r.h.qts, small, 0, 4096);
+    qtest_memset(r.h.qts, big, 0, 4096);
+    bufs = guest_alloc(&r.h.alloc, 2 * 4096);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, bufs, bufs + 4096);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_INIT_MASK, &a), ==, SHCA_AQ_OK);
+    a.state = SHCA_QPS_ERR;
+    g_assert_cmpuint(rdma_modify(&r, qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    /* three flushed receives, the first consumed */
+    resize_flush(&r, qpn, bufs + 4096, &pi, 3, 1);
+    g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, cqbuf, 2).wr_id), ==, 3);
+    qtest_memwrite(r.h.qts, cqbuf + 4 * SHCA_CQE_SIZE, &rec, sizeof(rec));
+
+    g_assert_cmpuint(rdma_resize_cq(&r, cq + 1, 1, small, 1, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(rdma_resize_cq(&r, cq, 0, small, 1, NULL), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_resize_cq(&r, cq, 16, small, 1, NULL), ==,
+                     SHCA_AQ_BAD_PARAM);
+    /* a ring of 2^8 CQEs does not fit in one page */
+    g_assert_cmpuint(rdma_resize_cq(&r, cq, 8, small, 1, NULL), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_resize_cq(&r, cq, 1, RAM_TOP, 1, NULL), ==,
+                     SHCA_AQ_BAD_ADDR);
+    /* a consumer ahead of the producer */
+    rec.ci = cpu_to_le32(4);
+    qtest_memwrite(r.h.qts, cqbuf + 4 * SHCA_CQE_SIZE, &rec, sizeof(rec));
+    g_assert_cmpuint(rdma_resize_cq(&r, cq, 1, small, 1, NULL), ==,
+                     SHCA_AQ_BAD_PARAM);
+    /* three unconsumed do not fit in two */
+    rec.ci = 0;
+    qtest_memwrite(r.h.qts, cqbuf + 4 * SHCA_CQE_SIZE, &rec, sizeof(rec));
+    g_assert_cmpuint(rdma_resize_cq(&r, cq, 1, small, 1, NULL), ==,
+                     SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_cqe(&r, small, 0).phase, ==, 0);
+    /* ... and the old ring is still the CQ's: its fourth slot fills */
+    resize_flush(&r, qpn, bufs + 4096, &pi, 1, 4);
+    g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, cqbuf, 3).wr_id), ==, 4);
+
+    /* two consumed: the other two move to a ring of two */
+    rec.ci = cpu_to_le32(2);
+    qtest_memwrite(r.h.qts, cqbuf + 4 * SHCA_CQE_SIZE, &rec, sizeof(rec));
+    rdma_db(&r, 0, SHCA_DB_CQ, cq | SHCA_DB_CQ_ARM);
+    g_assert_cmpuint(rdma_resize_cq(&r, cq, 1, small, 1, &copied), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(copied, ==, 2);
+    for (unsigned i = 0; i < 2; i++) {
+        g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, small, i).wr_id), ==, 3 + i);
+        g_assert_cmpuint(rdma_cqe(&r, small, i).phase, ==, SHCA_PHASE_BIT);
+        g_assert_cmpuint(rdma_cqe(&r, small, i).status, ==,
+                         SHCA_CQE_WR_FLUSH_ERR);
+    }
+    g_assert_cmpuint(rdma_eqe(&r, r.eq1, 0).type, ==, 0);
+
+    /* full until its own record says otherwise; then the second pass */
+    rec.ci = cpu_to_le32(1);
+    qtest_memwrite(r.h.qts, small + 2 * SHCA_CQE_SIZE, &rec, sizeof(rec));
+    resize_flush(&r, qpn, bufs + 4096, &pi, 1, 5);
+    g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, small, 0).wr_id), ==, 5);
+    g_assert_cmpuint(rdma_cqe(&r, small, 0).phase, ==, 0);
+    g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, cqbuf, 0).wr_id), ==, 1);
+    /* the ARM from before the resize still holds */
+    g_assert_cmpuint(rdma_eqe(&r, r.eq1, 0).type, ==, SHCA_EQE_COMPLETION);
+
+    /* growing: one unconsumed (ci 2 of pi 3) to a ring of 16 */
+    rec.ci = cpu_to_le32(2);
+    qtest_memwrite(r.h.qts, small + 2 * SHCA_CQE_SIZE, &rec, sizeof(rec));
+    g_assert_cmpuint(rdma_resize_cq(&r, cq, 4, big, 1, &copied), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(copied, ==, 1);
+    g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, big, 0).wr_id), ==, 5);
+    resize_flush(&r, qpn, bufs + 4096, &pi, 3, 6);
+    g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, big, 3).wr_id), ==, 8);
+    g_assert_cmpuint(rdma_cqe(&r, big, 3).phase, ==, SHCA_PHASE_BIT);
+    g_assert_cmphex(le64_to_cpu(rdma_cqe(&r, small, 1).wr_id), ==, 4);
+    g_assert_cmpuint(rdma_eqe(&r, r.eq0, 0).type, ==, 0);
+    hca_stop(&r.h);
+}
+
 static uint8_t rdma_reg_mr(Rdma *r, uint32_t access, uint64_t iova,
                            uint64_t length, uint32_t first_offset,
                            const struct shca_buf_desc *pages, uint32_t *key)
@@ -1684,7 +1806,7 @@ static void test_mr_reg(void)
     g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_REMOTE_ATOMIC |
                                  SHCA_ACCESS_REMOTE_READ, 0, 100, 0, &d,
                                  &key2), ==, SHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(rdma_reg_mr(&r, 1u << 5, 0, 100, 0, &d, &key2), ==,
+    g_assert_cmpuint(rdma_reg_mr(&r, 1u << 7, 0, 100, 0, &d, &key2), ==,
                      SHCA_AQ_BAD_PARAM);
     /* length 0, wrapping iova, past MAX_MR_SIZE */
     g_assert_cmpuint(rdma_reg_mr(&r, rw, 0, 0, 0, &d, &key2), ==,
@@ -1834,6 +1956,7 @@ typedef struct Loop {
     uint32_t qpn, scq, rcq, key;
     uint64_t scqbuf, rcqbuf, sq, rq;
     uint32_t scq_n, rcq_n;      /* CQEs taken from each CQ */
+    uint32_t access;            /* the QP's rights; REMOTE_WRITE unless set */
     uint8_t mac[6];
 } Loop;
 
@@ -1856,6 +1979,7 @@ static void loop_create(Rdma *r, Loop *l, uint8_t type, uint8_t sq_shift,
 
     memset(l, 0, sizeof(*l));
     l->type = type;
+    l->access = SHCA_ACCESS_REMOTE_WRITE;
     l->sq_shift = sq_shift;
     stl_le_p(l->mac, rd(&r->h, SHCA_REG_MAC_LO));
     stw_le_p(l->mac + 4, rd(&r->h, SHCA_REG_MAC_HI));
@@ -1901,7 +2025,7 @@ static void loop_connect_rts(Rdma *r, Loop *l)
     bool rc = l->type == SHCA_QPT_RC;
     struct shca_qp_attr a = rc_attr(SHCA_QPS_RTR);
 
-    a.access = cpu_to_le32(SHCA_ACCESS_REMOTE_WRITE);
+    a.access = cpu_to_le32(l->access);
     a.dest_qpn = cpu_to_le32(l->qpn);
     a.sq_psn = a.rq_psn;        /* it answers its own requests */
     a.timeout = 8;              /* 1 ms: retransmit soon under faults */
@@ -1924,7 +2048,7 @@ static void loop_connect(Rdma *r, Loop *l, bool init)
     g_assert_cmpuint(rdma_modify(r, l->qpn, SHCA_QP_ATTR_STATE, &a), ==,
                      SHCA_AQ_OK);
     a = rc_attr(SHCA_QPS_INIT);
-    a.access = cpu_to_le32(SHCA_ACCESS_REMOTE_WRITE);
+    a.access = cpu_to_le32(l->access);
     g_assert_cmpuint(rdma_modify(r, l->qpn, RC_INIT_MASK, &a), ==,
                      SHCA_AQ_OK);
     if (!init) {
@@ -4115,6 +4239,347 @@ static void test_mw(void)
 /* --- XRC (spec §13.7) -------------------------------------------------- */
 
 /* RESET -> INIT -> RTR -> RTS to the QP dest of this port, both ways. */
+/* A signaled ATOMIC_WRITE of val, or a FLUSH (feth, len), WQE i. */
+static void awf_post(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
+                     uint32_t rkey, uint64_t raddr, uint64_t val_or_len,
+                     uint8_t feth)
+{
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(0xf000 + i),
+        .opcode = opcode,
+        .flags = SHCA_WQE_SIGNALED,
+        .feth = feth,
+        .remote_addr = cpu_to_le64(raddr),
+        .rkey = cpu_to_le32(rkey),
+        .compare_add = cpu_to_le64(val_or_len),
+    };
+
+    loop_write_send(r, l, i, &w, NULL, 0);
+}
+
+/* What the responder refused so far: NAKs sent, events on EQ 0. */
+typedef struct Refusals {
+    uint64_t naks;
+    unsigned eqes;
+} Refusals;
+
+/*
+ * Post WQE 0 on a freshly connected QP and check its CQE: status, or with
+ * nak (a QP event, SHCA_EQE_QP_ACCESS_ERR or _REQ_ERR) a NAK of the
+ * responder, whose error flushes the WQE of its own QP first.
+ */
+static void awf_one(Rdma *r, Loop *l, uint8_t opcode, uint32_t rkey,
+                    uint64_t raddr, uint64_t val_or_len, uint8_t feth,
+                    uint8_t status, uint8_t nak, Refusals *ref)
+{
+    uint64_t stats[SHCA_STAT_COUNT];
+    struct shca_cqe cqe;
+    struct shca_eqe eqe;
+
+    loop_connect(r, l, false);
+    awf_post(r, l, 0, opcode, rkey, raddr, val_or_len, feth);
+    rdma_db(r, 0, SHCA_DB_SQ, 1 << 16 | l->qpn);
+    cqe = loop_send_cqe(r, l);
+    g_assert_cmpuint(cqe.status, ==, nak ? SHCA_CQE_WR_FLUSH_ERR : status);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xf000);
+    if (status == SHCA_CQE_SUCCESS && !nak) {
+        g_assert_cmphex(cqe.opcode, ==, opcode == SHCA_WR_FLUSH ?
+                        SHCA_CQE_OP_FLUSH : SHCA_CQE_OP_ATOMIC_WRITE);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==,
+                         opcode == SHCA_WR_FLUSH ? val_or_len : 8);
+    }
+    rdma_stats(r, stats);
+    if (nak) {
+        ref->naks++;
+        eqe = rdma_eqe(r, r->eq0, ref->eqes++);
+        g_assert_cmpuint(eqe.type, ==, nak);
+        g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, l->qpn);
+    }
+    g_assert_cmpuint(stats[SHCA_STAT_NAKS_SENT], ==, ref->naks);
+}
+
+/*
+ * RDMA ATOMIC WRITE and FLUSH (spec §15, §16) over the port's loopback:
+ * each answered with an empty READ response, checked as rxe checks them.
+ */
+static void test_atomic_write_flush(void)
+{
+    const uint32_t rw = SHCA_ACCESS_PHYS | SHCA_ACCESS_LOCAL_WRITE |
+                        SHCA_ACCESS_REMOTE_WRITE;
+    g_autofree char *netdev = dgram_loop_netdev();
+    const uint8_t g = SHCA_FLUSH_GLOBAL, p = SHCA_FLUSH_PERSISTENT;
+    uint32_t all, plain, junk;
+    Refusals ref = { 0 };
+    uint64_t buf, got;
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, netdev);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) &
+                    (SHCA_CAP_ATOMIC_WRITE | SHCA_CAP_FLUSH), ==,
+                    SHCA_CAP_ATOMIC_WRITE | SHCA_CAP_FLUSH);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    l.access = SHCA_ACCESS_REMOTE_WRITE | SHCA_ACCESS_FLUSH_GLOBAL |
+               SHCA_ACCESS_FLUSH_PERSISTENT;
+    buf = guest_alloc(&r.h.alloc, 4096);
+    qtest_memset(r.h.qts, buf, 0, 4096);
+    g_assert_cmpuint(rdma_reg_mr(&r, rw | SHCA_ACCESS_FLUSH_GLOBAL, buf,
+                                 4096, 0, NULL, &all), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS | SHCA_ACCESS_LOCAL_WRITE,
+                                 buf, 4096, 0, NULL, &plain), ==, SHCA_AQ_OK);
+    /* no persistence domain: no MR may grant FLUSH_PERSISTENT */
+    g_assert_cmpuint(rdma_reg_mr(&r, rw | SHCA_ACCESS_FLUSH_PERSISTENT, buf,
+                                 4096, 0, NULL, &junk), ==, SHCA_AQ_BAD_PARAM);
+
+    /* ATOMIC WRITE: its 8 bytes land, byte for byte */
+    awf_one(&r, &l, SHCA_WR_ATOMIC_WRITE, all, buf + 64,
+            0x0123456789abcdefull, 0, SHCA_CQE_SUCCESS, 0, &ref);
+    got = qtest_readq(r.h.qts, buf + 64);
+    g_assert_cmphex(got, ==, 0x0123456789abcdefull);
+    /* misaligned or with SGE-free rules broken: refused locally */
+    awf_one(&r, &l, SHCA_WR_ATOMIC_WRITE, all, buf + 4, 1, 0,
+            SHCA_CQE_LOC_QP_OP_ERR, 0, &ref);
+    awf_one(&r, &l, SHCA_WR_ATOMIC_WRITE, all, buf, 1, g,
+            SHCA_CQE_LOC_QP_OP_ERR, 0, &ref);
+    /* an MR without REMOTE_WRITE, a range past its end: remote access */
+    awf_one(&r, &l, SHCA_WR_ATOMIC_WRITE, plain, buf, 1, 0,
+            0, SHCA_EQE_QP_ACCESS_ERR, &ref);
+    awf_one(&r, &l, SHCA_WR_ATOMIC_WRITE, all, buf + 4096, 1, 0,
+            0, SHCA_EQE_QP_ACCESS_ERR, &ref);
+    g_assert_cmphex(qtest_readq(r.h.qts, buf), ==, 0);
+
+    /* FLUSH: global, of a range or of the whole MR (range ignored) */
+    awf_one(&r, &l, SHCA_WR_FLUSH, all, buf, 4096,
+            g | SHCA_FLUSH_LEVEL_RANGE, SHCA_CQE_SUCCESS, 0, &ref);
+    awf_one(&r, &l, SHCA_WR_FLUSH, all, 0, 12345678,
+            g | SHCA_FLUSH_LEVEL_MR, SHCA_CQE_SUCCESS, 0, &ref);
+    awf_one(&r, &l, SHCA_WR_FLUSH, all, buf + 1, 4096,
+            g | SHCA_FLUSH_LEVEL_RANGE, 0, SHCA_EQE_QP_ACCESS_ERR, &ref);
+    /* persistence the MR cannot grant; an MR without FLUSH_GLOBAL */
+    awf_one(&r, &l, SHCA_WR_FLUSH, all, buf, 64, p | SHCA_FLUSH_LEVEL_RANGE,
+            0, SHCA_EQE_QP_ACCESS_ERR, &ref);
+    awf_one(&r, &l, SHCA_WR_FLUSH, plain, buf, 64, g,
+            0, SHCA_EQE_QP_ACCESS_ERR, &ref);
+    /* no type, a level past MR, a length past 2^31: refused locally */
+    awf_one(&r, &l, SHCA_WR_FLUSH, all, buf, 64, 0, SHCA_CQE_LOC_QP_OP_ERR,
+            0, &ref);
+    awf_one(&r, &l, SHCA_WR_FLUSH, all, buf, 64, g | 2 << 4,
+            SHCA_CQE_LOC_QP_OP_ERR, 0, &ref);
+    awf_one(&r, &l, SHCA_WR_FLUSH, all, buf, (1ull << 31) + 1, g,
+            SHCA_CQE_LOC_QP_OP_ERR, 0, &ref);
+    /* a QP without the rights: invalid request */
+    l.access = SHCA_ACCESS_REMOTE_READ;
+    awf_one(&r, &l, SHCA_WR_FLUSH, all, buf, 64, g, 0,
+            SHCA_EQE_QP_REQ_ERR, &ref);
+    awf_one(&r, &l, SHCA_WR_ATOMIC_WRITE, all, buf, 1, 0,
+            0, SHCA_EQE_QP_REQ_ERR, &ref);
+    g_assert_cmphex(qtest_readq(r.h.qts, buf), ==, 0);
+
+    /* UC carries neither */
+    loop_start(&r, &l, SHCA_QPT_UC, 7);
+    awf_one(&r, &l, SHCA_WR_FLUSH, all, buf, 64, g, SHCA_CQE_LOC_QP_OP_ERR,
+            0, &ref);
+    hca_stop(&r.h);
+}
+
+/*
+ * Under dropped, duplicated and reordered frames every ATOMIC WRITE and
+ * FLUSH completes once, in order, and the duplicates the responder sees
+ * are answered again rather than executed again.
+ */
+static void test_atomic_write_flush_faults(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    g_autofree char *extra = g_strdup_printf(FAULT_ALL("100") "%s", netdev);
+    const uint16_t batch = 16, rounds = 6;
+    uint64_t stats[SHCA_STAT_COUNT];
+    struct shca_cqe cqe;
+    uint32_t key;
+    uint64_t buf;
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, extra);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    l.access = SHCA_ACCESS_REMOTE_WRITE | SHCA_ACCESS_FLUSH_GLOBAL;
+    loop_connect(&r, &l, false);
+    buf = guest_alloc(&r.h.alloc, 4096);
+    qtest_memset(r.h.qts, buf, 0, 4096);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
+                                 SHCA_ACCESS_LOCAL_WRITE |
+                                 SHCA_ACCESS_REMOTE_WRITE |
+                                 SHCA_ACCESS_FLUSH_GLOBAL, buf, 4096, 0, NULL,
+                                 &key), ==, SHCA_AQ_OK);
+    for (uint16_t n = 0; n < rounds; n++) {
+        for (uint16_t i = 0; i < batch; i++) {
+            uint16_t k = n * batch + i;
+
+            if (i % 4 == 3) {
+                awf_post(&r, &l, k, SHCA_WR_FLUSH, key, buf, 4096,
+                         SHCA_FLUSH_GLOBAL);
+            } else {
+                awf_post(&r, &l, k, SHCA_WR_ATOMIC_WRITE, key, buf + 8 * k,
+                         0x1000 + k, 0);
+            }
+        }
+        rdma_db(&r, 0, SHCA_DB_SQ, (uint32_t)(n + 1) * batch << 16 | l.qpn);
+        for (uint16_t i = 0; i < batch; i++) {
+            cqe = loop_send_cqe(&r, &l);
+            g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+            g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==,
+                            0xf000 + (uint16_t)(n * batch + i));
+        }
+    }
+    for (uint16_t k = 0; k < rounds * batch; k++) {
+        g_assert_cmphex(qtest_readq(r.h.qts, buf + 8 * k), ==,
+                        k % 4 == 3 ? 0 : 0x1000 + k);
+    }
+    rdma_stats(&r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_FAULT_DROPPED], >, 0);
+    g_assert_cmpuint(stats[SHCA_STAT_DUPLICATES], >, 0);
+    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_RTS);
+    hca_stop(&r.h);
+}
+
+static uint8_t rdma_rereg_mr(Rdma *r, uint32_t key, uint32_t pdn,
+                             uint32_t access, uint64_t iova,
+                             const struct shca_buf_desc *pages)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_REREG_MR };
+
+    cmd.rereg_mr.key = cpu_to_le32(key);
+    cmd.rereg_mr.mr.pdn = cpu_to_le32(pdn);
+    cmd.rereg_mr.mr.access = cpu_to_le32(access);
+    cmd.rereg_mr.mr.iova = cpu_to_le64(iova);
+    cmd.rereg_mr.mr.length = cpu_to_le64(4096);
+    if (pages) {
+        cmd.rereg_mr.mr.pages = *pages;
+    }
+    return hca_cmd(&r->h, &cmd, NULL);
+}
+
+/* A signaled WRITE of 64 bytes of src through key at iova: ok or refused. */
+static void rereg_write(Rdma *r, Loop *l, uint32_t key, uint64_t iova,
+                        uint64_t src, bool ok, uint64_t *naks)
+{
+    loop_connect(r, l, false);
+    loop_post_op(r, l, 0, SHCA_WR_RDMA_WRITE, key, iova, src, 64);
+    rdma_db(r, 0, SHCA_DB_SQ, 1 << 16 | l->qpn);
+    if (ok) {
+        fr_check_cqe(r, l, 0, SHCA_CQE_SUCCESS, SHCA_CQE_OP_RDMA_WRITE);
+    } else {
+        fr_check_refused(r, l, 0, naks);
+    }
+}
+
+/*
+ * REREG_MR (spec §13.3): the key stays, the pages, access and PD change;
+ * a refused one changes nothing; bound windows keep the MR as it is.
+ */
+static void test_mr_rereg(void)
+{
+    const uint32_t rw = SHCA_ACCESS_LOCAL_WRITE | SHCA_ACCESS_REMOTE_WRITE |
+                        SHCA_ACCESS_MW_BIND;
+    g_autofree char *netdev = dgram_loop_netdev();
+    struct shca_buf_desc px, py;
+    uint64_t naks = 0, x, y, src;
+    uint8_t data[64], got[64];
+    uint32_t key, uctx, upd, pd2, mw;
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, netdev);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_REREG_MR, ==,
+                    SHCA_CAP_REREG_MR);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    x = guest_alloc(&r.h.alloc, 4096);
+    y = guest_alloc(&r.h.alloc, 4096);
+    src = guest_alloc(&r.h.alloc, 4096);
+    qtest_memset(r.h.qts, x, 0, 4096);
+    qtest_memset(r.h.qts, y, 0, 4096);
+    memset(data, 0x3c, sizeof(data));
+    qtest_memwrite(r.h.qts, src, data, sizeof(data));
+    buf_direct(&px, x, 1);
+    buf_direct(&py, y, 1);
+    g_assert_cmpuint(rdma_reg_mr(&r, rw, 0x10000, 4096, 0, &px, &key), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_UCTX, 0, &uctx), ==,
+                     SHCA_AQ_OK);
+    upd = rdma_user_pd(&r, uctx);
+    pd2 = rdma_user_pd(&r, 0);
+    g_assert_cmpuint(upd, !=, 0);
+    g_assert_cmpuint(pd2, !=, 0);
+
+    /* refused, each for one reason */
+    g_assert_cmpuint(rdma_rereg_mr(&r, key_next_tag(key), r.pd, rw, 0, &py),
+                     ==, SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(rdma_rereg_mr(&r, l.key, r.pd, rw, 0, &py), ==,
+                     SHCA_AQ_BAD_HANDLE);   /* PHYS */
+    g_assert_cmpuint(rdma_rereg_mr(&r, key, 999, rw, 0, &py), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(rdma_rereg_mr(&r, key, upd, rw, 0, &py), ==,
+                     SHCA_AQ_BAD_PARAM);    /* another context's PD */
+    g_assert_cmpuint(rdma_rereg_mr(&r, key, r.pd, rw | SHCA_ACCESS_PHYS, 0,
+                                   NULL), ==, SHCA_AQ_BAD_PARAM);
+    g_assert_cmpuint(rdma_rereg_mr(&r, key, r.pd, SHCA_ACCESS_REMOTE_WRITE,
+                                   0, &py), ==, SHCA_AQ_BAD_PARAM);
+    py.npages = 0;
+    g_assert_cmpuint(rdma_rereg_mr(&r, key, r.pd, rw, 0, &py), ==,
+                     SHCA_AQ_BAD_PARAM);    /* pages too few */
+    py.npages = cpu_to_le32(1);
+    py.addr = cpu_to_le64(RAM_TOP);
+    g_assert_cmpuint(rdma_rereg_mr(&r, key, r.pd, rw, 0, &py), ==,
+                     SHCA_AQ_BAD_ADDR);
+    buf_direct(&py, y, 1);
+    rereg_write(&r, &l, key, 0x10000 + 100, src, true, &naks);
+    qtest_memread(r.h.qts, x + 100, got, sizeof(got));
+    g_assert(memcmp(got, data, sizeof(got)) == 0);
+
+    /* new pages at a new iova, same key */
+    g_assert_cmpuint(rdma_rereg_mr(&r, key, r.pd, rw, 0x20000, &py), ==,
+                     SHCA_AQ_OK);
+    rereg_write(&r, &l, key, 0x10000 + 200, src, false, &naks);
+    rereg_write(&r, &l, key, 0x20000 + 200, src, true, &naks);
+    qtest_memread(r.h.qts, y + 200, got, sizeof(got));
+    g_assert(memcmp(got, data, sizeof(got)) == 0);
+    qtest_memread(r.h.qts, x + 200, got, sizeof(got));
+    g_assert_cmpuint(got[0], ==, 0);
+
+    /* access without REMOTE_WRITE; then another PD of the context */
+    g_assert_cmpuint(rdma_rereg_mr(&r, key, r.pd, SHCA_ACCESS_LOCAL_WRITE,
+                                   0x20000, &py), ==, SHCA_AQ_OK);
+    rereg_write(&r, &l, key, 0x20000, src, false, &naks);
+    g_assert_cmpuint(rdma_rereg_mr(&r, key, pd2, rw, 0x20000, &py), ==,
+                     SHCA_AQ_OK);
+    rereg_write(&r, &l, key, 0x20000, src, false, &naks);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_PD, pd2, NULL), ==,
+                     SHCA_AQ_BUSY);
+    g_assert_cmpuint(rdma_rereg_mr(&r, key, r.pd, rw, 0x20000, &py), ==,
+                     SHCA_AQ_OK);
+    rereg_write(&r, &l, key, 0x20000, src, true, &naks);
+
+    /* a bound window keeps the MR as it is until it is unbound */
+    g_assert_cmpuint(rdma_alloc_mw(&r, r.pd, 1, &mw), ==, SHCA_AQ_OK);
+    loop_connect(&r, &l, false);
+    mw_post_bind(&r, &l, 0, mw, key_next_tag(mw), key, 0x20000, 4096);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_SUCCESS, SHCA_CQE_OP_BIND_MW);
+    g_assert_cmpuint(rdma_rereg_mr(&r, key, r.pd, rw, 0x10000, &px), ==,
+                     SHCA_AQ_BUSY);
+    mw_post_bind(&r, &l, 1, key_next_tag(mw), key_next_tag(key_next_tag(mw)),
+                 key, 0, 0);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 1, SHCA_CQE_SUCCESS, SHCA_CQE_OP_BIND_MW);
+    g_assert_cmpuint(rdma_rereg_mr(&r, key, r.pd, rw, 0x10000, &px), ==,
+                     SHCA_AQ_OK);
+    rereg_write(&r, &l, key, 0x10000, src, true, &naks);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, key, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_PD, pd2, NULL), ==,
+                     SHCA_AQ_OK);
+    hca_stop(&r.h);
+}
+
 static void xrc_connect(Rdma *r, uint32_t qpn, uint32_t dest)
 {
     struct shca_qp_attr a = rc_attr(SHCA_QPS_INIT);
@@ -4311,7 +4776,12 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/qp/sqd", test_qp_sqd);
     qtest_add_func("/softhca/doorbell/wrong-page", test_doorbell_wrong_page);
     qtest_add_func("/softhca/cq/overrun", test_cq_overrun);
+    qtest_add_func("/softhca/cq/resize", test_cq_resize);
     qtest_add_func("/softhca/mr/reg", test_mr_reg);
+    qtest_add_func("/softhca/mr/rereg", test_mr_rereg);
+    qtest_add_func("/softhca/wqe/atomic-write-flush", test_atomic_write_flush);
+    qtest_add_func("/softhca/fault/atomic-write-flush",
+                   test_atomic_write_flush_faults);
     qtest_add_func("/softhca/rdma/query-stats", test_query_stats);
     qtest_add_func("/softhca/wqe/send-self", test_wqe_send_self);
     qtest_add_func("/softhca/rc/ack-rides", test_rc_ack_rides);

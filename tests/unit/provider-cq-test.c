@@ -27,6 +27,7 @@ static struct {
     uint32_t comp_vector;
     struct ibv_comp_channel *channel;
     struct softhca_ibv_create_cq req;
+    int resize_err;             /* what RESIZE_CQ answers, if not 0 */
 } kernel;
 
 void __verbs_log(struct verbs_context *ctx, uint32_t level,
@@ -77,6 +78,46 @@ int ibv_cmd_create_cq_ex(struct ibv_context *context,
 
 int ibv_cmd_destroy_cq(struct ibv_cq *cq)
 {
+    return 0;
+}
+
+/*
+ * RESIZE_CQ as the device does it (spec §13.1): the CQEs after the
+ * record's ci move to the first slots of the new ring, with phase 1.
+ */
+int ibv_cmd_resize_cq(struct ibv_cq *ibcq, int cqe, struct ibv_resize_cq *cmd,
+                      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
+                      size_t resp_size)
+{
+    struct softhca_ibv_create_cq *req =
+        &((struct softhca_resize_cq *)cmd)->drv_payload;
+    struct softhca_cq *cq = to_scq(ibcq);
+    struct shca_cqe *ring = (void *)(uintptr_t)req->buf_addr;
+    uint32_t old_mask = (1u << cq->log_size) - 1;
+    uint32_t ci = le32toh(cq->record->ci), n = 0;
+
+    CHECK_EQ(cmd_size, sizeof(struct softhca_resize_cq));
+    CHECK_EQ(resp_size, sizeof(struct softhca_resize_cq_resp));
+    CHECK_EQ(cqe, 1 << req->log_size);
+    CHECK(req->buf_size >= (sizeof(*ring) << req->log_size) +
+                           sizeof(struct shca_cq_record));
+    kernel.calls++;
+    if (kernel.resize_err) {
+        return kernel.resize_err;
+    }
+    while ((cq->cqes[(ci + n) & old_mask].phase & SHCA_PHASE_BIT) ==
+           !(((ci + n) >> cq->log_size) & 1)) {
+        n++;
+    }
+    if (n > 1u << req->log_size) {
+        return EINVAL;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        ring[k] = cq->cqes[(ci + k) & old_mask];
+        ring[k].phase = SHCA_PHASE_BIT;
+    }
+    ((struct softhca_resize_cq_resp *)resp)->copied = n;
+    ibcq->cqe = cqe;
     return 0;
 }
 
@@ -423,6 +464,57 @@ static void provider_cq_srq_receives(void)
     qp_table[TEST_QPN & 3] = NULL;
 }
 
+/*
+ * resize_cq: the consumed count reaches the record before the command,
+ * polling goes on in the new ring from its first slot, and a refused
+ * resize leaves the CQ as it was.
+ */
+static void provider_cq_resize(void)
+{
+    struct softhca_cq *cq;
+    struct ibv_cq *ibcq;
+    struct ibv_wc wc[4];
+
+    add_qp();
+    ibcq = softhca_create_cq(&ctx.ibvctx.context, 4, NULL, 0);
+    CHECK(ibcq);
+    if (!ibcq) {
+        return;
+    }
+    cq = to_scq(ibcq);
+    for (uint32_t i = 0; i < 3; i++) {
+        put_cqe(cq, i, 1 + i, SHCA_CQE_OP_SEND, 0, 0, i);
+    }
+    CHECK_EQ(softhca_poll_cq(ibcq, 1, wc), 1);
+    cq->record->ci = 0;         /* as if not published yet */
+    kernel.calls = 0;
+    CHECK_EQ(softhca_resize_cq(ibcq, 10), 0);
+    CHECK_EQ(kernel.calls, 1);
+    CHECK_EQ(ibcq->cqe, 16);
+    CHECK_EQ(cq->log_size, 4);
+    CHECK_EQ(record_ci(cq), 0);
+    CHECK_EQ(softhca_poll_cq(ibcq, 4, wc), 2);
+    CHECK_EQ(wc[0].wr_id, 2);
+    CHECK_EQ(wc[1].wr_id, 3);
+    CHECK_EQ(qp.sq.ci, 3);
+    put_cqe(cq, 2, 4, SHCA_CQE_OP_SEND, 0, 0, 3);
+    CHECK_EQ(softhca_poll_cq(ibcq, 4, wc), 1);
+    CHECK_EQ(wc[0].wr_id, 4);
+    CHECK_EQ(record_ci(cq), 3);
+
+    put_cqe(cq, 3, 5, SHCA_CQE_OP_SEND, 0, 0, 4);
+    kernel.resize_err = EINVAL;
+    CHECK_EQ(softhca_resize_cq(ibcq, 2), EINVAL);
+    kernel.resize_err = 0;
+    CHECK_EQ(ibcq->cqe, 16);
+    CHECK_EQ(softhca_poll_cq(ibcq, 4, wc), 1);
+    CHECK_EQ(wc[0].wr_id, 5);
+    CHECK_EQ(softhca_resize_cq(ibcq, -1), EINVAL);
+    CHECK_EQ(softhca_resize_cq(ibcq, 65), EINVAL);   /* over max_cqe */
+    CHECK_EQ(softhca_destroy_cq(ibcq), 0);
+    qp_table[TEST_QPN & 3] = NULL;
+}
+
 /* create_cq makes the same CQ through the legacy command. */
 static void provider_cq_legacy(void)
 {
@@ -464,5 +556,6 @@ int main(void)
     RUN(provider_cq_ex_single_threaded);
     RUN(provider_cq_srq_receives);
     RUN(provider_cq_legacy);
+    RUN(provider_cq_resize);
     return unit_summary();
 }

@@ -445,6 +445,36 @@ static void provider_cqe_to_wc(void)
     CHECK_EQ(wc.invalidated_rkey, 0x1234);
 }
 
+/*
+ * Bug: successful BIND_MW and LOCAL_INV completions reached the
+ * application as IBV_WC_SEND.  Every send-side CQE opcode maps to its own.
+ */
+static void provider_cqe_opcode_bind_mw_local_inv(void)
+{
+    static const struct {
+        uint8_t cqe;
+        enum ibv_wc_opcode wc;
+    } ops[] = {
+        { SHCA_CQE_OP_SEND, IBV_WC_SEND },
+        { SHCA_CQE_OP_RDMA_WRITE, IBV_WC_RDMA_WRITE },
+        { SHCA_CQE_OP_RDMA_READ, IBV_WC_RDMA_READ },
+        { SHCA_CQE_OP_COMP_SWAP, IBV_WC_COMP_SWAP },
+        { SHCA_CQE_OP_FETCH_ADD, IBV_WC_FETCH_ADD },
+        { SHCA_CQE_OP_BIND_MW, IBV_WC_BIND_MW },
+        { SHCA_CQE_OP_LOCAL_INV, IBV_WC_LOCAL_INV },
+        { SHCA_CQE_OP_FLUSH, IBV_WC_FLUSH },
+        { SHCA_CQE_OP_ATOMIC_WRITE, IBV_WC_ATOMIC_WRITE },
+    };
+    uint8_t cqe[SHCA_CQE_SIZE] = { 0 };
+    struct ibv_wc wc;
+
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+        cqe[27] = ops[i].cqe;
+        softhca_cqe_to_wc((const struct shca_cqe *)cqe, &wc);
+        CHECK_EQ(wc.opcode, ops[i].wc);
+    }
+}
+
 /* A UD receive: source QP, GRH, immediate; no SL, LID or P_Key index. */
 static void provider_cqe_to_wc_ud(void)
 {
@@ -517,6 +547,12 @@ struct fake_qp {
     uint8_t ring[(1 << FAKE_SQ_LOG) << FAKE_SQ_SHIFT];
 };
 
+/* A device with CAPS.ATOMIC_WRITE and CAPS.FLUSH, and one without. */
+static const struct softhca_limits aw_flush_lim = {
+    .rc_send_ops = IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_FLUSH,
+};
+static const struct softhca_limits no_aw_flush_lim;
+
 static struct ibv_qp_ex *fake_qp_init(struct fake_qp *f,
                                       enum ibv_qp_type type,
                                       uint64_t send_ops)
@@ -543,7 +579,7 @@ static struct ibv_qp_ex *fake_qp_init(struct fake_qp *f,
         .dgram = dgram, .xrc = type == IBV_QPT_XRC_SEND,
     };
     pthread_spin_init(&f->qp.sq.lock, PTHREAD_PROCESS_PRIVATE);
-    CHECK_EQ(softhca_qp_ex_init(&f->qp, &attr), 0);
+    CHECK_EQ(softhca_qp_ex_init(&f->qp, &attr, &aw_flush_lim), 0);
     return &f->qp.vqp.qp_ex;
 }
 
@@ -963,6 +999,51 @@ static void provider_bind_mw_wqe(void)
     CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
 }
 
+/* ibv_wr_atomic_write and ibv_wr_flush: spec §15's WQEs, no SGEs. */
+static void provider_wr_atomic_write_flush(void)
+{
+    static struct fake_qp f;
+    const uint8_t data[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    struct ibv_qp_ex *qx = fake_qp_init(&f, IBV_QPT_RC,
+                                        IBV_QP_EX_WITH_ATOMIC_WRITE |
+                                        IBV_QP_EX_WITH_FLUSH);
+    const uint8_t *w0 = f.ring, *w1 = f.ring + (1 << FAKE_SQ_SHIFT);
+
+    ibv_wr_start(qx);
+    wr_begin(qx, 0x21, IBV_SEND_SIGNALED);
+    ibv_wr_atomic_write(qx, 0x55, 0x7008, data);
+    wr_begin(qx, 0x22, 0);
+    ibv_wr_flush(qx, 0x56, 0x9000, 4096, IBV_FLUSH_GLOBAL, IBV_FLUSH_MR);
+    CHECK_EQ(ibv_wr_complete(qx), 0);
+    CHECK_EQ(w0[8], SHCA_WR_ATOMIC_WRITE);
+    CHECK_EQ(w0[10], 0);                        /* num_sge */
+    CHECK_EQ(le(w0, 16, 8), 0x7008);
+    CHECK_EQ(le(w0, 24, 4), 0x55);
+    CHECK(memcmp(w0 + 32, data, 8) == 0);       /* as they lie in memory */
+    CHECK_EQ(w1[8], SHCA_WR_FLUSH);
+    CHECK_EQ(w1[11], SHCA_FLUSH_GLOBAL | SHCA_FLUSH_LEVEL_MR);
+    CHECK_EQ(le(w1, 16, 8), 0x9000);
+    CHECK_EQ(le(w1, 24, 4), 0x56);
+    CHECK_EQ(le(w1, 32, 8), 4096);
+    CHECK_EQ(f.qp.sq.pi, 2);
+
+    /* misaligned, no placement type, a level past MR, over 2^31 bytes */
+    ibv_wr_start(qx);
+    ibv_wr_atomic_write(qx, 0x55, 0x7004, data);
+    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    ibv_wr_start(qx);
+    ibv_wr_flush(qx, 0x56, 0x9000, 64, 0, IBV_FLUSH_RANGE);
+    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    ibv_wr_start(qx);
+    ibv_wr_flush(qx, 0x56, 0x9000, 64, IBV_FLUSH_GLOBAL, 2);
+    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    ibv_wr_start(qx);
+    ibv_wr_flush(qx, 0x56, 0x9000, (1ull << 31) + 1, IBV_FLUSH_PERSISTENT,
+                 IBV_FLUSH_RANGE);
+    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    CHECK_EQ(f.qp.sq.pi, 2);
+}
+
 /* create_qp_ex: the operations the device carries on each QP type. */
 static void provider_wr_send_ops(void)
 {
@@ -974,8 +1055,10 @@ static void provider_wr_send_ops(void)
         { IBV_QPT_RC, RC_ALL_OPS, 0 },
         { IBV_QPT_UC, IBV_QP_EX_WITH_BIND_MW, EOPNOTSUPP },
         { IBV_QPT_UD, IBV_QP_EX_WITH_LOCAL_INV, EOPNOTSUPP },
-        { IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE, EOPNOTSUPP },
-        { IBV_QPT_RC, IBV_QP_EX_WITH_FLUSH, EOPNOTSUPP },
+        { IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_FLUSH,
+          0 },
+        { IBV_QPT_UC, IBV_QP_EX_WITH_ATOMIC_WRITE, EOPNOTSUPP },
+        { IBV_QPT_UC, IBV_QP_EX_WITH_FLUSH, EOPNOTSUPP },
         { IBV_QPT_RC, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO, EOPNOTSUPP },
         { IBV_QPT_UC, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
                       IBV_QP_EX_WITH_RDMA_WRITE |
@@ -1001,13 +1084,22 @@ static void provider_wr_send_ops(void)
         };
 
         memset(&qp, 0, sizeof(qp));
-        CHECK_EQ(softhca_qp_ex_init(&qp, &attr), cases[i].err);
+        CHECK_EQ(softhca_qp_ex_init(&qp, &attr, &aw_flush_lim), cases[i].err);
     }
+    /* without the device's CAPS bits, RC has neither */
+    memset(&qp, 0, sizeof(qp));
+    CHECK_EQ(softhca_qp_ex_init(&qp, &(struct ibv_qp_init_attr_ex){
+        .qp_type = IBV_QPT_RC, .send_ops_flags = IBV_QP_EX_WITH_FLUSH },
+        &no_aw_flush_lim), EOPNOTSUPP);
+    CHECK_EQ(softhca_qp_ex_init(&qp, &(struct ibv_qp_init_attr_ex){
+        .qp_type = IBV_QPT_RC, .send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE },
+        &no_aw_flush_lim), EOPNOTSUPP);
 
     /* Each operation asked for, and only those; the setters always. */
     memset(&qp, 0, sizeof(qp));
     CHECK_EQ(softhca_qp_ex_init(&qp, &(struct ibv_qp_init_attr_ex){
-        .qp_type = IBV_QPT_RC, .send_ops_flags = RC_ALL_OPS }), 0);
+        .qp_type = IBV_QPT_RC, .send_ops_flags = RC_ALL_OPS },
+        &aw_flush_lim), 0);
     CHECK(qx->wr_send && qx->wr_send_imm && qx->wr_send_inv &&
           qx->wr_rdma_write && qx->wr_rdma_write_imm && qx->wr_rdma_read &&
           qx->wr_atomic_cmp_swp && qx->wr_atomic_fetch_add &&
@@ -1016,12 +1108,13 @@ static void provider_wr_send_ops(void)
           !qx->wr_set_ud_addr && !qx->wr_set_xrc_srqn);
     memset(&qp, 0, sizeof(qp));
     CHECK_EQ(softhca_qp_ex_init(&qp, &(struct ibv_qp_init_attr_ex){
-        .qp_type = IBV_QPT_XRC_SEND, .send_ops_flags = IBV_QP_EX_WITH_SEND }),
-        0);
+        .qp_type = IBV_QPT_XRC_SEND, .send_ops_flags = IBV_QP_EX_WITH_SEND },
+        &aw_flush_lim), 0);
     CHECK(qx->wr_send && qx->wr_set_xrc_srqn && !qx->wr_set_ud_addr);
     memset(&qp, 0, sizeof(qp));
     CHECK_EQ(softhca_qp_ex_init(&qp, &(struct ibv_qp_init_attr_ex){
-        .qp_type = IBV_QPT_UD, .send_ops_flags = IBV_QP_EX_WITH_SEND }), 0);
+        .qp_type = IBV_QPT_UD, .send_ops_flags = IBV_QP_EX_WITH_SEND },
+        &aw_flush_lim), 0);
     CHECK(qx->wr_send && !qx->wr_send_imm && !qx->wr_rdma_write);
     CHECK(qx->wr_set_ud_addr && qx->wr_set_sge && qx->wr_set_sge_list &&
           qx->wr_set_inline_data && qx->wr_set_inline_data_list &&
@@ -1043,6 +1136,8 @@ int main(void)
     RUN(provider_recv_wqe);
     RUN(provider_cqe_to_wc);
     RUN(provider_cqe_to_wc_ud);
+    RUN(provider_cqe_opcode_bind_mw_local_inv);
+    RUN(provider_wr_atomic_write_flush);
     RUN(provider_cqe_phase);
     RUN(provider_wq_counts);
     RUN(provider_wr_same_wqes_rc);

@@ -87,6 +87,7 @@ static void make_packet(SofthcaRocePacket *p, uint8_t opcode, size_t len)
     p->imm = 0xfeedface;
     p->inv_rkey = 0x13579bdf;
     p->xrc_srqn = 0x2468ac;
+    p->feth = 0x00000031;
     p->payload_len = len;
 }
 
@@ -94,7 +95,7 @@ static void make_packet(SofthcaRocePacket *p, uint8_t opcode, size_t len)
 static void check_fields(const SofthcaRocePacket *got,
                          const SofthcaRocePacket *want)
 {
-    uint8_t xh = softhca_opcode_info(want->bth.opcode)->xh;
+    uint16_t xh = softhca_opcode_info(want->bth.opcode)->xh;
 
     CHECK_EQ(got->bth.opcode, want->bth.opcode);
     CHECK_EQ(got->bth.solicited, want->bth.solicited);
@@ -109,6 +110,9 @@ static void check_fields(const SofthcaRocePacket *got,
     CHECK_EQ(got->xh, xh);
     if (xh & SOFTHCA_XH_XRCETH) {
         CHECK_EQ(got->xrc_srqn, want->xrc_srqn);
+    }
+    if (xh & SOFTHCA_XH_FETH) {
+        CHECK_EQ(got->feth, want->feth);
     }
     if (xh & SOFTHCA_XH_DETH) {
         CHECK_EQ(got->deth.qkey, want->deth.qkey);
@@ -168,6 +172,8 @@ static const struct {
     { 0x0f, 16, 'L' }, { 0x10, 16, 'O' }, { 0x11, 16, 'o' },
     { 0x12, 24, 'o' }, { 0x13, 40, 'o' }, { 0x14, 40, 'o' },
     { 0x16, 16, 'L' }, { 0x17, 16, 'O' },
+    /* IBA 1.5: FLUSH (FETH, RETH), ATOMIC WRITE (RETH, 8 bytes) */
+    { 0x1c, 32, 'o' }, { 0x1d, 28, 'O' },
     { 0x20, 12, 'F' }, { 0x21, 12, 'M' }, { 0x22, 12, 'L' },
     { 0x23, 16, 'L' }, { 0x24, 12, 'O' }, { 0x25, 16, 'O' },
     { 0x26, 28, 'F' }, { 0x27, 12, 'M' }, { 0x28, 12, 'L' },
@@ -218,6 +224,8 @@ static void test_opcode_table(void)
              SOFTHCA_XH_AETH | SOFTHCA_XH_ATOMICACKETH);
     CHECK_EQ(softhca_opcode_info(0xab)->xh,
              SOFTHCA_XH_XRCETH | SOFTHCA_XH_RETH | SOFTHCA_XH_IMMDT);
+    CHECK_EQ(softhca_opcode_info(0x1c)->xh,
+             SOFTHCA_XH_FETH | SOFTHCA_XH_RETH);
 }
 
 /* Rewrite the checksum of a 20-byte IPv4 header after changing it. */
@@ -604,7 +612,7 @@ static void test_rxe_frames(void)
         size_t len = hex_decode(r->hex, f);
         SofthcaRocePacket p;
         SofthcaUdpFrame u;
-        uint8_t xh;
+        uint16_t xh;
 
         CHECK_EQ(len * 2, strlen(r->hex));
         if (!parse_frame(f, len, &u, &p)) {
@@ -664,6 +672,47 @@ static void test_rxe_frames(void)
     }
 }
 
+/*
+ * A FLUSH (GLOBAL, RANGE, 64 bytes) from rdma_rxe of Linux 6.12.95,
+ * captured in the lab (tests/guest/aw-flush as client on rxe0): its ICRC
+ * covers the BTH, FETH and RETH a second time.  It is accepted; the same
+ * packet built again carries the correct ICRC, and x-rxe-flush-icrc's
+ * rewrite gives back rxe's bytes.  Other opcodes get no second chance.
+ */
+static void test_rxe_flush_icrc(void)
+{
+    static const char hex[] =
+        "52540000000152540000000208004500004062b640004011c3f40a000002"
+        "0a000001c02c12b7002c00001c00ffff0000000280fff102000000010000"
+        "561fbf6110000000020500000040e2aefd96";
+    uint8_t f[FRAME_MAX], again[FRAME_MAX];
+    size_t len = hex_decode(hex, f);
+    SofthcaRocePacket p;
+    SofthcaUdpFrame u;
+
+    CHECK_EQ(len, 78);
+    CHECK(parse_frame(f, len, &u, &p));
+    CHECK_EQ(p.bth.opcode, SOFTHCA_OP_FLUSH);
+    CHECK_EQ(p.feth, 1);                        /* GLOBAL, level RANGE */
+    CHECK_EQ(p.reth.rkey, 0x205);
+    CHECK_EQ(p.reth.dma_len, 64);
+    CHECK_EQ(p.payload_len, 0);
+
+    CHECK_EQ(rebuild(f, &u, &p, again), len);
+    CHECK(memcmp(again, f, len - SOFTHCA_ICRC_LEN) == 0);
+    CHECK(memcmp(again + len - 4, f + len - 4, 4) != 0);
+    CHECK(softhca_icrc_check(again, &u));
+    CHECK(softhca_icrc_set_rxe_flush(again, len));
+    CHECK(memcmp(again, f, len) == 0);
+
+    f[len - 5] ^= 1;                            /* in the RETH */
+    CHECK(!softhca_icrc_check(f, &u));
+    f[len - 5] ^= 1;
+    f[u.payload_off] = SOFTHCA_OP_RDMA_READ_REQUEST;
+    CHECK(!softhca_icrc_check(f, &u));
+    CHECK(!softhca_icrc_set_rxe_flush(f, len));
+}
+
 int main(void)
 {
     RUN(test_opcode_table);
@@ -676,5 +725,6 @@ int main(void)
     RUN(test_icrc_masking);
     RUN(test_src_port);
     RUN(test_rxe_frames);
+    RUN(test_rxe_flush_icrc);
     return unit_summary();
 }
