@@ -150,7 +150,7 @@ void softhca_fault_init(SofthcaState *s)
 
         p->s = s;
         p->dir = d;
-        p->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, softhca_fault_timer_cb, p);
+        p->timer = softhca_timer_new(s, softhca_fault_timer_cb, p);
     }
 }
 

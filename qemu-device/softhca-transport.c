@@ -152,14 +152,12 @@ void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp)
     if (tp->retry_timer) {
         timer_del(tp->retry_timer);
     } else {
-        tp->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
-                                       softhca_comp_timer_cb, qp);
+        tp->retry_timer = softhca_timer_new(s, softhca_comp_timer_cb, qp);
     }
     if (tp->ack_timer) {
         timer_del(tp->ack_timer);
     } else {
-        tp->ack_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
-                                     softhca_resp_ack_timer_cb, qp);
+        tp->ack_timer = softhca_timer_new(s, softhca_resp_ack_timer_cb, qp);
     }
     if (tp->req_bh) {
         qemu_bh_cancel(tp->req_bh);

@@ -195,6 +195,12 @@ static inline bool softhca_has_dgram(const SofthcaState *s)
     return s->caps_qp;
 }
 
+/*
+ * A QEMU_CLOCK_VIRTUAL timer whose callback runs under the device's
+ * re-entrancy guard (softhca-guard.c); freed with timer_free().
+ */
+QEMUTimer *softhca_timer_new(SofthcaState *s, QEMUTimerCB *cb, void *opaque);
+
 static inline bool softhca_ready(const SofthcaState *s)
 {
     return (s->status & (SHCA_STATUS_RDY | SHCA_STATUS_FATAL)) ==

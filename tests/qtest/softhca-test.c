@@ -4441,6 +4441,102 @@ static void test_atomic_write_flush_faults(void)
     hca_stop(&r.h);
 }
 
+/* Aim MSI-X vector v at one of the device's own registers, unmasked. */
+static void msix_aim_at_reg(Hca *h, unsigned v, uint32_t reg, uint32_t data)
+{
+    uint64_t e = h->dev->msix_table_off + v * PCI_MSIX_ENTRY_SIZE;
+    uint64_t addr = h->bar.addr + reg;
+
+    qpci_io_writel(h->dev, h->dev->msix_table_bar,
+                   e + PCI_MSIX_ENTRY_LOWER_ADDR, addr);
+    qpci_io_writel(h->dev, h->dev->msix_table_bar,
+                   e + PCI_MSIX_ENTRY_UPPER_ADDR, addr >> 32);
+    qpci_io_writel(h->dev, h->dev->msix_table_bar, e + PCI_MSIX_ENTRY_DATA,
+                   data);
+    qpci_io_writel(h->dev, h->dev->msix_table_bar,
+                   e + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
+}
+
+/*
+ * Issue 11, defect 1: the retransmit timer ran outside the device's
+ * re-entrancy guard.  With its EQ's vector aimed at CTRL (data 0), the
+ * RETRY_EXC_ERR completion's interrupt disabled the device under the
+ * running timer, and QEMU crashed.  Now the write is refused as
+ * re-entrant: the device stays enabled and the completion is there.
+ */
+static void test_reentrancy_timer_msix_ctrl(void)
+{
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_RTR);
+    struct shca_cqe cqe;
+    Rdma r;
+    Loop l;
+
+    rdma_start(&r);                     /* no netdev: nothing answers */
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    loop_connect(&r, &l, true);
+    a.dest_qpn = cpu_to_le32(l.qpn);
+    a.timeout = 8;
+    g_assert_cmpuint(rdma_modify(&r, l.qpn, RC_RTR_MASK, &a), ==,
+                     SHCA_AQ_OK);
+    a.state = SHCA_QPS_RTS;
+    a.retry_cnt = 0;
+    g_assert_cmpuint(rdma_modify(&r, l.qpn, RC_RTS_MASK, &a), ==,
+                     SHCA_AQ_OK);
+    msix_aim_at_reg(&r.h, 2, SHCA_REG_CTRL, 0);
+    msix_aim_at_reg(&r.h, 3, SHCA_REG_CTRL, 0);
+    wr(&r.h, SHCA_REG_EQ_DB(0), SHCA_EQ_DB_ARM);
+    wr(&r.h, SHCA_REG_EQ_DB(1), SHCA_EQ_DB_ARM);
+    rdma_db(&r, 0, SHCA_DB_CQ, l.scq | SHCA_DB_CQ_ARM);
+
+    loop_send(&r, &l, 0, 0x77, 0, 0, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    cqe = loop_send_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_RETRY_EXC_ERR);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x77);
+    g_assert_cmpuint(rdma_eqe(&r, r.eq1, 0).type, ==, SHCA_EQE_COMPLETION);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CTRL), ==, SHCA_CTRL_EN);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/*
+ * Issue 11, defect 1, the fault-injection side: a received frame held back
+ * reaches the transport from the hold timer, and the completion it brings
+ * raises a vector aimed at CTRL.  That write is refused as re-entrant too;
+ * before, it disabled the device under the timer.
+ */
+static void test_reentrancy_hold_timer_msix_ctrl(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    g_autofree char *extra = g_strdup_printf(",fault-rx-reorder=1000%s",
+                                             netdev);
+    struct shca_cqe cqe;
+    uint64_t rx;
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, extra);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    loop_connect(&r, &l, false);
+    rx = guest_alloc(&r.h.alloc, 4096);
+    msix_aim_at_reg(&r.h, 2, SHCA_REG_CTRL, 0);
+    msix_aim_at_reg(&r.h, 3, SHCA_REG_CTRL, 0);
+    wr(&r.h, SHCA_REG_EQ_DB(0), SHCA_EQ_DB_ARM);
+    wr(&r.h, SHCA_REG_EQ_DB(1), SHCA_EQ_DB_ARM);
+    rdma_db(&r, 0, SHCA_DB_CQ, l.rcq | SHCA_DB_CQ_ARM);
+    loop_recv(&r, &l, 0, 0x66, rx, 4096);
+    rdma_db(&r, 0, SHCA_DB_RQ, 1 << 16 | l.qpn);
+    loop_send(&r, &l, 0, 0x77, 0, 0, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    cqe = loop_recv_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x66);
+    g_assert_cmpuint(rdma_eqe(&r, r.eq1, 0).type, ==, SHCA_EQE_COMPLETION);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CTRL), ==, SHCA_CTRL_EN);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
 static uint8_t rdma_rereg_mr(Rdma *r, uint32_t key, uint32_t pdn,
                              uint32_t access, uint64_t iova,
                              const struct shca_buf_desc *pages)
@@ -4777,6 +4873,10 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/doorbell/wrong-page", test_doorbell_wrong_page);
     qtest_add_func("/softhca/cq/overrun", test_cq_overrun);
     qtest_add_func("/softhca/cq/resize", test_cq_resize);
+    qtest_add_func("/softhca/reentrancy/timer-msix-ctrl",
+                   test_reentrancy_timer_msix_ctrl);
+    qtest_add_func("/softhca/reentrancy/hold-timer-msix-ctrl",
+                   test_reentrancy_hold_timer_msix_ctrl);
     qtest_add_func("/softhca/mr/reg", test_mr_reg);
     qtest_add_func("/softhca/mr/rereg", test_mr_rereg);
     qtest_add_func("/softhca/wqe/atomic-write-flush", test_atomic_write_flush);

@@ -1,0 +1,47 @@
+/*
+ * softhca: timers under the device's re-entrancy guard
+ *
+ * MMIO, the NIC receive path and the device's bottom halves run under
+ * DeviceState's MemReentrancyGuard: a DMA or MSI-X write they make to the
+ * device's own BARs is refused as re-entrant.  QEMU's timers have no such
+ * guard, so a guest that aims an MSI-X entry at CTRL could have a timer's
+ * interrupt disable the device under the running timer (issue 11).  The
+ * device's timers take the guard the same way.
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "softhca.h"
+
+typedef struct SofthcaGuardedTimer {
+    QEMUTimer timer;            /* first: timer_free() frees the whole */
+    MemReentrancyGuard *guard;
+    QEMUTimerCB *cb;
+    void *opaque;
+} SofthcaGuardedTimer;
+
+static void softhca_timer_guarded(void *opaque)
+{
+    SofthcaGuardedTimer *gt = opaque;
+    bool outer = !gt->guard->engaged_in_io;
+
+    gt->guard->engaged_in_io = true;
+    gt->cb(gt->opaque);
+    if (outer) {
+        gt->guard->engaged_in_io = false;
+    }
+}
+
+QEMUTimer *softhca_timer_new(SofthcaState *s, QEMUTimerCB *cb, void *opaque)
+{
+    SofthcaGuardedTimer *gt = g_new0(SofthcaGuardedTimer, 1);
+
+    gt->guard = &DEVICE(s)->mem_reentrancy_guard;
+    gt->cb = cb;
+    gt->opaque = opaque;
+    timer_init_ns(&gt->timer, QEMU_CLOCK_VIRTUAL, softhca_timer_guarded, gt);
+    return &gt->timer;
+}
