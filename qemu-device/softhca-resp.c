@@ -429,6 +429,9 @@ static SofthcaRespResult softhca_resp_read(SofthcaState *s, SofthcaQp *qp,
         .resume_psn = p->bth.psn,
         .va = p->reth.va,
         .len = p->reth.dma_len,
+        .req_rkey = p->reth.rkey,
+        .req_va = p->reth.va,
+        .req_len = p->reth.dma_len,
     };
     softhca_resp_pump(s, qp);
     return SOFTHCA_RESP_ANSWERED;
@@ -570,6 +573,25 @@ static SofthcaRespResult softhca_resp_execute(SofthcaState *s, SofthcaQp *qp,
     }
 }
 
+/*
+ * Whether a duplicate READ, d packets into rd, asks again for part of what
+ * the original named, on a QP that still grants REMOTE_READ (issue 11):
+ * the same rkey, the address the original reached at that PSN, no byte
+ * past its end.
+ */
+static bool softhca_resp_dup_read_ok(SofthcaQp *qp, const SofthcaRdAtomic *rd,
+                                     const SofthcaRocePacket *p, uint32_t d)
+{
+    uint64_t off = (uint64_t)d * softhca_tp_mtu(qp);
+
+    return (qp->attr.access & SHCA_ACCESS_REMOTE_READ) &&
+           p->reth.rkey == rd->req_rkey &&
+           p->reth.va == rd->req_va + off &&
+           off <= rd->req_len && p->reth.dma_len <= rd->req_len - off &&
+           d + softhca_msg_pkts(p->reth.dma_len,
+                                softhca_tp_mtu(qp)) <= rd->npkts;
+}
+
 /* A request with a PSN before the expected one: answer, do not execute. */
 static void softhca_resp_duplicate(SofthcaState *s, SofthcaQp *qp,
                                    const SofthcaRocePacket *p)
@@ -600,10 +622,13 @@ static void softhca_resp_duplicate(SofthcaState *s, SofthcaQp *qp,
                 softhca_resp_pump(s, qp);
             }
         } else if (!rd->atomic && !rd->empty &&
-                   op5 == SOFTHCA_OP_RDMA_READ_REQUEST &&
-                   p->reth.dma_len <= SOFTHCA_MAX_MSG_SIZE &&
-                   d + softhca_msg_pkts(p->reth.dma_len,
-                                        softhca_tp_mtu(qp)) <= rd->npkts) {
+                   op5 == SOFTHCA_OP_RDMA_READ_REQUEST) {
+            if (!softhca_resp_dup_read_ok(qp, rd, p, d)) {
+                qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: duplicate "
+                              "READ at PSN 0x%x unlike the original\n",
+                              qp->qpn, psn);
+                return;
+            }
             /*
              * Re-execute from where the requester asks (IBA 9.7.5.1.x):
              * it has the responses before, and sends the requests after

@@ -44,6 +44,10 @@ typedef struct SofthcaRdAtomic {
     uint32_t first_psn;
     uint32_t npkts;
     uint64_t orig;              /* atomic: the value before */
+    /* READ: what the request named, all a duplicate may ask for again */
+    uint32_t req_rkey;
+    uint64_t req_va;
+    uint64_t req_len;
     /*
      * Responses still to send (they go out paced, spec §16): an atomic
      * ACK, or the READ responses from PSN resume_psn, for len bytes from

@@ -3473,6 +3473,187 @@ static void test_port_loopback(void)
 #define FULL_SENDS      600
 
 /*
+ * --- a network peer the test plays: RoCEv2 frames from 10.0.0.2, the AV
+ * of rc_attr(), built here from IBA's rules rather than the device's code.
+ */
+#define PEER_QPN    0x123456
+#define PEER_PSN    0xabcdef            /* rc_attr()'s rq_psn */
+#define ROCE_OFF    42                  /* Ethernet, IPv4, UDP */
+
+static uint32_t peer_crc32(uint32_t crc, const uint8_t *p, size_t n)
+{
+    crc = ~crc;
+    while (n--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++) {
+            crc = crc >> 1 ^ (0xedb88320 & -(crc & 1));
+        }
+    }
+    return ~crc;
+}
+
+/*
+ * Frame f of roce_len bytes of BTH, extended headers and payload (padded
+ * to 4 by the caller) at f + ROCE_OFF: the envelope and the ICRC around
+ * them.  The ICRC covers 8 bytes of 1s, the IP and UDP headers and the
+ * BTH with their variant fields set to 1s, then the rest.
+ */
+static size_t peer_frame(uint8_t *f, const uint8_t *dmac, size_t roce_len)
+{
+    size_t len = ROCE_OFF + roce_len + 4;
+    uint8_t m[8 + 20 + 8 + 12];
+    uint32_t icrc;
+
+    memcpy(f, dmac, 6);
+    memcpy(f + 6, "\x52\x54\x00\x12\x34\x99", 6);
+    stw_be_p(f + 12, 0x0800);
+    memset(f + 14, 0, 28);
+    f[14] = 0x45;
+    stw_be_p(f + 16, len - 14);
+    stw_be_p(f + 20, 0x4000);           /* DF */
+    f[22] = 64;
+    f[23] = 17;
+    stl_be_p(f + 26, 0x0a000002);
+    stl_be_p(f + 30, 0x0a000001);
+    stw_be_p(f + 34, 0xc000);
+    stw_be_p(f + 36, 4791);
+    stw_be_p(f + 38, len - 34);
+    ipv4_csum(f + 14);
+    memset(m, 0xff, 8);
+    memcpy(m + 8, f + 14, 40);
+    m[8 + 1] = 0xff;                    /* TOS */
+    m[8 + 8] = 0xff;                    /* TTL */
+    memset(m + 8 + 10, 0xff, 2);        /* header checksum */
+    memset(m + 8 + 26, 0xff, 2);        /* UDP checksum */
+    m[8 + 28 + 4] = 0xff;               /* BTH resv8a */
+    icrc = peer_crc32(peer_crc32(0, m, sizeof(m)), f + ROCE_OFF + 12,
+                      roce_len - 12);
+    stl_le_p(f + ROCE_OFF + roce_len, icrc);
+    return len;
+}
+
+/* BTH: opcode, no pad, P_Key 0xffff, dest QP, ack request, PSN. */
+static void peer_bth(uint8_t *b, uint8_t opcode, uint32_t dest_qpn,
+                     uint32_t psn, bool ack_req)
+{
+    memset(b, 0, 12);
+    b[0] = opcode;
+    stw_be_p(b + 2, 0xffff);
+    stl_be_p(b + 4, dest_qpn & 0xffffff);
+    stl_be_p(b + 8, (ack_req ? 0x80000000u : 0) | (psn & 0xffffff));
+}
+
+/* An RDMA READ request from the peer to QP qpn. */
+static void peer_read(Wire *w, const uint8_t *dmac, uint32_t qpn,
+                      uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len)
+{
+    uint8_t f[128];
+    uint8_t *b = f + ROCE_OFF;
+
+    peer_bth(b, 0x0c, qpn, psn, true);
+    stq_be_p(b + 12, va);
+    stl_be_p(b + 20, rkey);
+    stl_be_p(b + 24, len);
+    wire_send(w, f, peer_frame(f, dmac, 28));
+}
+
+/*
+ * The next READ response to the peer within wait_ms (the VM clock moving
+ * on), its payload in data; its PSN, or -1 if none came.
+ */
+static int64_t peer_read_resp(Rdma *r, Wire *w, uint8_t *data, size_t size,
+                              int wait_ms)
+{
+    uint8_t f[4200];
+
+    for (int t = 0; t < wait_ms; t += 10) {
+        size_t n = wire_recv(w, f, sizeof(f), 10);
+        uint8_t op = f[ROCE_OFF];
+
+        qtest_clock_step(r->h.qts, 100 * 1000);
+        if (n < ROCE_OFF + 20 || lduw_be_p(f + 36) != 4791 ||
+            op < 0x0d || op > 0x10) {
+            continue;
+        }
+        memcpy(data, f + ROCE_OFF + 16,
+               MIN(size, n - ROCE_OFF - 16 - 4));
+        return ldl_be_p(f + ROCE_OFF + 8) & 0xffffff;
+    }
+    return -1;
+}
+
+/*
+ * Issue 11, defect 5: a duplicate RDMA READ re-executed with whatever rkey
+ * and address it carried, and without the QP's access check, so a peer
+ * read an MR the original never named, or after REMOTE_READ was revoked.
+ * A duplicate is answered only when it asks again for what the original
+ * READ named, while the QP still grants REMOTE_READ.
+ */
+static void test_duplicate_read_checked(void)
+{
+    uint8_t a[256], b[256], got[256];
+    uint32_t mr_a, mr_b;
+    struct shca_qp_attr attr;
+    uint64_t buf_a, buf_b;
+    Wire w;
+    Rdma r;
+    Loop l;
+
+    wire_open(&w);
+    rdma_start_with(&r, w.netdev);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    l.access = SHCA_ACCESS_REMOTE_READ;
+    loop_connect(&r, &l, true);
+    attr = rc_attr(SHCA_QPS_RTR);
+    attr.access = cpu_to_le32(SHCA_ACCESS_REMOTE_READ);
+    g_assert_cmpuint(rdma_modify(&r, l.qpn, RC_RTR_MASK, &attr), ==,
+                     SHCA_AQ_OK);
+    attr.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(&r, l.qpn, RC_RTS_MASK, &attr), ==,
+                     SHCA_AQ_OK);
+    buf_a = guest_alloc(&r.h.alloc, 4096);
+    buf_b = guest_alloc(&r.h.alloc, 4096);
+    memset(a, 0xaa, sizeof(a));
+    memset(b, 0xbb, sizeof(b));
+    qtest_memwrite(r.h.qts, buf_a, a, sizeof(a));
+    qtest_memwrite(r.h.qts, buf_b, b, sizeof(b));
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
+                                 SHCA_ACCESS_LOCAL_WRITE |
+                                 SHCA_ACCESS_REMOTE_READ, buf_a, 4096, 0,
+                                 NULL, &mr_a), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
+                                 SHCA_ACCESS_LOCAL_WRITE |
+                                 SHCA_ACCESS_REMOTE_READ, buf_b, 4096, 0,
+                                 NULL, &mr_b), ==, SHCA_AQ_OK);
+
+    /* the READ, and the same READ again: answered both times */
+    peer_read(&w, l.mac, l.qpn, PEER_PSN, buf_a, mr_a, 256);
+    g_assert_cmpint(peer_read_resp(&r, &w, got, sizeof(got), 1000), ==,
+                    PEER_PSN);
+    g_assert(memcmp(got, a, sizeof(a)) == 0);
+    peer_read(&w, l.mac, l.qpn, PEER_PSN, buf_a, mr_a, 256);
+    g_assert_cmpint(peer_read_resp(&r, &w, got, sizeof(got), 1000), ==,
+                    PEER_PSN);
+    g_assert(memcmp(got, a, sizeof(a)) == 0);
+
+    /* a "duplicate" naming another MR, or more than the original */
+    peer_read(&w, l.mac, l.qpn, PEER_PSN, buf_b, mr_b, 256);
+    g_assert_cmpint(peer_read_resp(&r, &w, got, sizeof(got), 300), ==, -1);
+    peer_read(&w, l.mac, l.qpn, PEER_PSN, buf_a, mr_a, 512);
+    g_assert_cmpint(peer_read_resp(&r, &w, got, sizeof(got), 300), ==, -1);
+
+    /* REMOTE_READ revoked: the original is not answered again either */
+    attr.access = 0;
+    g_assert_cmpuint(rdma_modify(&r, l.qpn, SHCA_QP_ATTR_STATE |
+                                 SHCA_QP_ATTR_ACCESS, &attr), ==, SHCA_AQ_OK);
+    peer_read(&w, l.mac, l.qpn, PEER_PSN, buf_a, mr_a, 256);
+    g_assert_cmpint(peer_read_resp(&r, &w, got, sizeof(got), 300), ==, -1);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+    wire_close(&w);
+}
+
+/*
  * One doorbell of 600 UD sends to the port itself: the loopback queue
  * takes 512 frames and counts the rest as dropped (spec §7.1), the device
  * stays ready, and the frames it took are delivered.
@@ -4873,6 +5054,8 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/doorbell/wrong-page", test_doorbell_wrong_page);
     qtest_add_func("/softhca/cq/overrun", test_cq_overrun);
     qtest_add_func("/softhca/cq/resize", test_cq_resize);
+    qtest_add_func("/softhca/peer/duplicate-read-checked",
+                   test_duplicate_read_checked);
     qtest_add_func("/softhca/reentrancy/timer-msix-ctrl",
                    test_reentrancy_timer_msix_ctrl);
     qtest_add_func("/softhca/reentrancy/hold-timer-msix-ctrl",
