@@ -325,8 +325,10 @@ void softhca_comp_receive(SofthcaState *s, SofthcaQp *qp,
     SofthcaSendOp *op;
     uint32_t expect;
 
-    if (!tp->ops || softhca_psn_diff(psn, tp->sq_psn) >= 0) {
-        return;                 /* for a PSN never sent */
+    if (!tp->ops || softhca_psn_diff(psn, tp->sent_psn) >= 0) {
+        /* for a PSN no packet sent has asked an answer for: forged */
+        softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, 0, "response PSN not sent");
+        return;
     }
     if (op5 == SOFTHCA_OP_ACKNOWLEDGE) {
         if (softhca_psn_diff(psn, tp->una_psn) >= -1) {

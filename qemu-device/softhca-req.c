@@ -166,6 +166,7 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
     uint8_t transport = softhca_tp_transport(qp);
     uint8_t payload[4096];
     SofthcaRocePacket p = { 0 };
+    uint32_t end;
 
     softhca_resp_ack_flush(s, qp);
     tp->ack_ride = true;
@@ -238,12 +239,26 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
     tp->since_ack_req = p.bth.ack_req ? 0 : tp->since_ack_req + 1;
     tp->send_pkt = w->opcode == SHCA_WR_RDMA_READ ? next :
                    last ? op->npkts : next;
+    /* a READ request asks for the responses to the end of its chunk */
+    end = softhca_psn_add(op->first_psn, tp->send_pkt);
+    if (softhca_psn_diff(end, tp->sent_psn) > 0) {
+        tp->sent_psn = end;
+    }
     return true;
 }
 
+static void softhca_req_work(SofthcaState *s, SofthcaQp *qp, uint32_t budget,
+                             bool doorbell);
+
+/* At most SOFTHCA_REQ_BURST packets now; req_bh sends the rest. */
 void softhca_req_run(SofthcaState *s, SofthcaQp *qp)
 {
-    softhca_req_run_budget(s, qp, UINT32_MAX);
+    softhca_req_work(s, qp, SOFTHCA_REQ_BURST, false);
+}
+
+void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget)
+{
+    softhca_req_work(s, qp, budget, true);
 }
 
 /*
@@ -270,10 +285,11 @@ static void softhca_req_polling(SofthcaState *s, SofthcaQp *qp,
     }
 }
 
-void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget)
+/* doorbell: called by softhca_tp_sq_kick, on the vCPU that rang it. */
+static void softhca_req_work(SofthcaState *s, SofthcaQp *qp, uint32_t budget,
+                             bool doorbell)
 {
     SofthcaQpTransport *tp = &qp->tp;
-    bool doorbell = budget != UINT32_MAX;     /* softhca_tp_sq_kick */
 
     if (!softhca_tp_sends(qp) || tp->rnr_wait) {
         return;
@@ -302,7 +318,9 @@ void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget)
             tp->sq_send++;
             continue;
         }
-        if (softhca_psn_diff(softhca_psn_add(op->first_psn, tp->send_pkt),
+        /* UC has no ACKs to wait for: the budget alone paces it */
+        if (qp->type != SHCA_QPT_UC &&
+            softhca_psn_diff(softhca_psn_add(op->first_psn, tp->send_pkt),
                              tp->una_psn) >= SOFTHCA_REQ_WINDOW) {
             break;
         }

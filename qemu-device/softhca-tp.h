@@ -27,6 +27,8 @@
  * READ follows from a bottom half, so that the main loop runs between.
  */
 #define SOFTHCA_RESP_BURST      SOFTHCA_REQ_WINDOW
+/* The packets a requester sends in one callback before it yields. */
+#define SOFTHCA_REQ_BURST       SOFTHCA_REQ_WINDOW
 
 /*
  * The requester asks for a long READ in requests of at most this many
@@ -112,7 +114,7 @@ void softhca_tp_cqe(SofthcaState *s, SofthcaQp *qp, uint32_t cqn,
 /* softhca-req.c */
 SofthcaSendOp *softhca_req_op(SofthcaQp *qp, uint16_t index);
 void softhca_req_run(SofthcaState *s, SofthcaQp *qp);
-/* The same, sending at most budget packets now and the rest from req_bh. */
+/* From an SQ doorbell: at most budget packets now, the rest from req_bh. */
 void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget);
 /* The requester's bottom half: softhca_req_run after an SQ doorbell. */
 void softhca_req_bh(void *opaque);

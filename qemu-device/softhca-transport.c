@@ -199,7 +199,7 @@ void softhca_tp_modified(SofthcaState *s, SofthcaQp *qp, uint8_t old_state,
     }
     if (attr_mask & SHCA_QP_ATTR_SQ_PSN) {
         tp->sq_psn = qp->attr.sq_psn & SOFTHCA_PSN_MASK;
-        tp->una_psn = tp->sq_psn;
+        tp->una_psn = tp->sent_psn = tp->sq_psn;
     }
     if (attr_mask & SHCA_QP_ATTR_RETRY_CNT) {
         tp->retry_left = qp->attr.retry_cnt;

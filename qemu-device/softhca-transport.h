@@ -73,6 +73,8 @@ typedef struct SofthcaQpTransport {
     uint32_t send_pkt;          /* its packets sent */
     uint32_t sq_psn;            /* next PSN of a new message */
     uint32_t una_psn;           /* oldest PSN not acknowledged */
+    /* one past the last PSN a sent packet asks to be answered for */
+    uint32_t sent_psn;
     uint32_t since_ack_req;
     uint32_t rd_atomic;         /* READ/atomic WQEs outstanding */
     bool sqd_notify;            /* SQD: post SQ_DRAINED once drained */

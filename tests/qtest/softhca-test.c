@@ -3583,6 +3583,133 @@ static int64_t peer_read_resp(Rdma *r, Wire *w, uint8_t *data, size_t size,
 }
 
 /*
+ * Issue 11, defect 3: a UC message of more than the requester's window
+ * (128 packets) never completed, the window waiting on ACKs UC never
+ * gets.  256 MTUs now go, paced by the requester's per-callback budget.
+ */
+static void test_uc_message_over_window(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    const uint32_t len = 256 * 1024;
+    struct shca_cqe cqe;
+    uint64_t tx, rx;
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, netdev);
+    loop_start(&r, &l, SHCA_QPT_UC, 7);
+    loop_connect(&r, &l, false);
+    tx = guest_alloc(&r.h.alloc, len);
+    rx = guest_alloc(&r.h.alloc, len);
+    for (uint32_t i = 0; i < len; i += 4096) {
+        qtest_memset(r.h.qts, tx + i, i / 4096 + 1, 4096);
+    }
+    loop_recv(&r, &l, 0, 0x55, rx, len);
+    rdma_db(&r, 0, SHCA_DB_RQ, 1 << 16 | l.qpn);
+    loop_send(&r, &l, 0, 0x66, tx, len, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    cqe = loop_send_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    cqe = loop_recv_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, len);
+    g_assert_cmpuint(qtest_readb(r.h.qts, rx + len - 1), ==, len / 4096);
+    hca_stop(&r.h);
+}
+
+/* An ACK from the peer for PSNs up to psn. */
+static void peer_ack(Wire *w, const uint8_t *dmac, uint32_t qpn, uint32_t psn,
+                     uint32_t msn)
+{
+    uint8_t f[128];
+    uint8_t *b = f + ROCE_OFF;
+
+    peer_bth(b, 0x11, qpn, psn, false);
+    stl_be_p(b + 12, 0x1f000000 | (msn & 0xffffff));    /* ACK, no credits */
+    wire_send(w, f, peer_frame(f, dmac, 16));
+}
+
+/*
+ * Take the requests the device sends the peer until none came for wait_ms
+ * (the VM clock moving on meanwhile): how many, and the PSN of the last.
+ */
+static unsigned peer_requests(Rdma *r, Wire *w, int wait_ms,
+                              uint32_t *last_psn)
+{
+    uint8_t f[4200];
+    unsigned n = 0;
+
+    /* wait_ms of silence ends it; every frame starts the wait again */
+    for (int t = 0; t < wait_ms; t += 10) {
+        size_t len = wire_recv(w, f, sizeof(f), 10);
+
+        if (!len) {
+            qtest_clock_step(r->h.qts, 100 * 1000);
+            continue;
+        }
+        if (len >= ROCE_OFF + 16 && lduw_be_p(f + 36) == 4791) {
+            *last_psn = ldl_be_p(f + ROCE_OFF + 8) & 0xffffff;
+            n++;
+        }
+        t = 0;
+    }
+    return n;
+}
+
+/*
+ * Issue 11, defect 2: the completer took an ACK for any PSN of a message
+ * started, sent or not.  An ACK for the last PSN of a message of which
+ * 128 packets had gone completed it as SUCCESS; one for the PSN before
+ * opened the window over the whole rest.  Only PSNs of packets sent are
+ * acknowledged now; the rest is dropped and counted.
+ */
+static void test_forged_ack_dropped(void)
+{
+    const uint32_t len = 256 * 1024, first = 0x100;   /* 256 MTUs of 1 KiB */
+    struct shca_qp_attr attr = rc_attr(SHCA_QPS_RTR);
+    uint64_t stats[SHCA_STAT_COUNT], tx;
+    uint32_t last = 0;
+    struct shca_cqe cqe;
+    Wire w;
+    Rdma r;
+    Loop l;
+
+    wire_open(&w);
+    rdma_start_with(&r, w.netdev);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    loop_connect(&r, &l, true);
+    g_assert_cmpuint(rdma_modify(&r, l.qpn, RC_RTR_MASK, &attr), ==,
+                     SHCA_AQ_OK);
+    attr.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(&r, l.qpn, RC_RTS_MASK, &attr), ==,
+                     SHCA_AQ_OK);
+    tx = guest_alloc(&r.h.alloc, len);
+    loop_send(&r, &l, 0, 0x99, tx, len, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    g_assert_cmpuint(peer_requests(&r, &w, 500, &last), ==, 128);
+    g_assert_cmphex(last, ==, first + 127);
+
+    /* ACKs for the message's last PSN, and the one before: never sent */
+    peer_ack(&w, l.mac, l.qpn, first + 255, 1);
+    peer_ack(&w, l.mac, l.qpn, first + 254, 0);
+    g_assert_cmpuint(peer_requests(&r, &w, 300, &last), ==, 0);
+    g_assert(!loop_cqe_ready(&r, l.scqbuf, 0));
+    rdma_stats(&r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_RX_DROPPED], ==, 2);
+
+    /* the real ACKs move the window, then complete the message */
+    peer_ack(&w, l.mac, l.qpn, first + 127, 0);
+    g_assert_cmpuint(peer_requests(&r, &w, 500, &last), ==, 128);
+    g_assert_cmphex(last, ==, first + 255);
+    peer_ack(&w, l.mac, l.qpn, first + 255, 1);
+    cqe = loop_send_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x99);
+    hca_stop(&r.h);
+    wire_close(&w);
+}
+
+/*
  * Issue 11, defect 5: a duplicate RDMA READ re-executed with whatever rkey
  * and address it carried, and without the QP's access check, so a peer
  * read an MR the original never named, or after REMOTE_READ was revoked.
@@ -5054,6 +5181,10 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/doorbell/wrong-page", test_doorbell_wrong_page);
     qtest_add_func("/softhca/cq/overrun", test_cq_overrun);
     qtest_add_func("/softhca/cq/resize", test_cq_resize);
+    qtest_add_func("/softhca/uc/message-over-window",
+                   test_uc_message_over_window);
+    qtest_add_func("/softhca/peer/forged-ack-dropped",
+                   test_forged_ack_dropped);
     qtest_add_func("/softhca/peer/duplicate-read-checked",
                    test_duplicate_read_checked);
     qtest_add_func("/softhca/reentrancy/timer-msix-ctrl",
