@@ -136,6 +136,16 @@ static void softhca_exit(PCIDevice *pdev)
     msix_uninit_exclusive_bar(pdev);
 }
 
+/* A Function Level Reset runs the reset of CTRL and RESET (spec §10). */
+static void softhca_write_config(PCIDevice *pdev, uint32_t addr,
+                                 uint32_t val, int len)
+{
+    pci_default_write_config(pdev, addr, val, len);
+    if (pci_is_express(pdev)) {
+        pcie_cap_flr_write_config(pdev, addr, val, len);
+    }
+}
+
 static void softhca_reset_hold(Object *obj, ResetType type)
 {
     SofthcaState *s = SOFTHCA(obj);
@@ -180,6 +190,7 @@ static void softhca_class_init(ObjectClass *klass, void *data)
 
     pc->realize = softhca_realize;
     pc->exit = softhca_exit;
+    pc->config_write = softhca_write_config;
     pc->vendor_id = SHCA_PCI_VENDOR_ID;
     pc->device_id = SHCA_PCI_DEVICE_ID;
     pc->revision = SHCA_PCI_REVISION;

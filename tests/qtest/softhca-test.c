@@ -3617,6 +3617,64 @@ static void test_uc_message_over_window(void)
     hca_stop(&r.h);
 }
 
+/*
+ * Issue 11, defect 6: Initiate Function Level Reset did nothing: the
+ * registers kept their values, the bit read back 1, and the QPs went on
+ * with DMA.  Now FLR resets the function as RESET does (spec §10).
+ */
+static void test_flr_resets(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    uint8_t exp;
+    uint16_t devctl;
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, netdev);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    loop_connect(&r, &l, false);
+    loop_recv(&r, &l, 0, 0x10, 0, 0);
+    rdma_db(&r, 0, SHCA_DB_RQ, 1 << 16 | l.qpn);
+    loop_send(&r, &l, 0, 0x11, 0, 0, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    g_assert_cmpuint(loop_send_cqe(&r, &l).status, ==, SHCA_CQE_SUCCESS);
+
+    exp = qpci_find_capability(r.h.dev, PCI_CAP_ID_EXP, 0);
+    g_assert_cmpuint(exp, !=, 0);
+    g_assert(qpci_config_readl(r.h.dev, exp + PCI_EXP_DEVCAP) &
+             PCI_EXP_DEVCAP_FLR);
+    devctl = qpci_config_readw(r.h.dev, exp + PCI_EXP_DEVCTL);
+    qpci_config_writew(r.h.dev, exp + PCI_EXP_DEVCTL,
+                       devctl | PCI_EXP_DEVCTL_BCR_FLR);
+    g_assert_cmphex(qpci_config_readw(r.h.dev, exp + PCI_EXP_DEVCTL) &
+                    PCI_EXP_DEVCTL_BCR_FLR, ==, 0);
+
+    /*
+     * FLR cleared the BARs and the command register as well: map them
+     * again, then every register reads its reset value and no object is
+     * left to do DMA.
+     */
+    qpci_device_enable(r.h.dev);
+    r.h.bar = qpci_iomap(r.h.dev, SHCA_BAR_REGS, NULL);
+    r.db = qpci_iomap(r.h.dev, SHCA_BAR_DB, NULL);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_MAGIC), ==, SHCA_MAGIC);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CTRL), ==, 0);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, 0);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_AQ_BASE_LO), ==, 0);
+    qtest_memset(r.h.qts, l.scqbuf, 0, 4096);
+    loop_send(&r, &l, 1, 0x12, 0, 0, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    qtest_clock_step(r.h.qts, 10 * 1000 * 1000);
+    g_assert(!loop_cqe_ready(&r, l.scqbuf, 1));
+    g_assert_cmpuint(rdma_cqe(&r, l.scqbuf, 1).phase, ==, 0);
+
+    /* and it comes up again like a new one, with MSI-X enabled again */
+    qpci_msix_enable(r.h.dev);
+    hca_enable(&r.h);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
 /* An ACK from the peer for PSNs up to psn. */
 static void peer_ack(Wire *w, const uint8_t *dmac, uint32_t qpn, uint32_t psn,
                      uint32_t msn)
@@ -5181,6 +5239,7 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/doorbell/wrong-page", test_doorbell_wrong_page);
     qtest_add_func("/softhca/cq/overrun", test_cq_overrun);
     qtest_add_func("/softhca/cq/resize", test_cq_resize);
+    qtest_add_func("/softhca/reset/flr", test_flr_resets);
     qtest_add_func("/softhca/uc/message-over-window",
                    test_uc_message_over_window);
     qtest_add_func("/softhca/peer/forged-ack-dropped",
