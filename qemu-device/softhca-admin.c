@@ -34,8 +34,26 @@ bool softhca_admin_start(SofthcaState *s)
                                sizeof(struct shca_acq_entry));
 }
 
+static void softhca_admin_bh(void *opaque)
+{
+    softhca_admin_kick(opaque);
+}
+
+void softhca_admin_init(SofthcaState *s)
+{
+    s->admin_bh = qemu_bh_new_guarded(softhca_admin_bh, s,
+                                      &DEVICE(s)->mem_reentrancy_guard);
+}
+
+void softhca_admin_exit(SofthcaState *s)
+{
+    qemu_bh_delete(s->admin_bh);
+    s->admin_bh = NULL;
+}
+
 void softhca_admin_reset(SofthcaState *s)
 {
+    qemu_bh_cancel(s->admin_bh);
     s->aq = (SofthcaRing) { 0 };
     s->acq = (SofthcaRing) { 0 };
     s->acq_phase = true;
@@ -69,26 +87,25 @@ static uint8_t softhca_handle_free(unsigned long *map, uint32_t size,
  * A PD or a context still used by QPs, CQs or MRs stays: freed, its number
  * could go to another process while the objects still answer to it.
  */
+/*
+ * Counted, not searched for: a scan of every QP, MR and SRQ per
+ * DEALLOC_PD let one admin doorbell cost seconds (issue 11, defect 4).
+ * An XRC target QP only borrows the PD of the SRQ it serves.
+ */
+void softhca_pd_hold(SofthcaState *s, uint32_t pdn)
+{
+    s->pd_users[pdn]++;
+}
+
+void softhca_pd_release(SofthcaState *s, uint32_t pdn)
+{
+    assert(s->pd_users[pdn]);
+    s->pd_users[pdn]--;
+}
+
 static bool softhca_pd_busy(SofthcaState *s, uint32_t pdn)
 {
-    for (uint32_t i = 0; i < SOFTHCA_QP_TABLE; i++) {
-        /* an XRC target QP only borrows the PD of the SRQ it serves */
-        if (s->qps[i].valid && s->qps[i].type != SHCA_QPT_XRC_TGT &&
-            s->qps[i].pdn == pdn) {
-            return true;
-        }
-    }
-    for (uint32_t i = 0; i < SOFTHCA_MR_TABLE; i++) {
-        if (s->mrs[i].valid && s->mrs[i].pdn == pdn) {
-            return true;
-        }
-    }
-    for (uint32_t i = 1; i <= SOFTHCA_MAX_SRQ; i++) {
-        if (s->srqs[i].valid && s->srqs[i].pdn == pdn) {
-            return true;
-        }
-    }
-    return false;
+    return s->pd_users[pdn] != 0;
 }
 
 bool softhca_pd_ok(SofthcaState *s, uint32_t pdn)
@@ -363,14 +380,21 @@ static bool softhca_post_completion(SofthcaState *s, uint16_t cmd_id,
 
 /*
  * Run commands from the device's head to the driver's tail while the ACQ has
- * room.  Each pass consumes one AQ entry, so the loop ends within one ring.
+ * room, SOFTHCA_AQ_BURST of them at most: the bottom half runs the rest,
+ * so that no doorbell holds the main loop for a whole ring of costly
+ * commands (issue 11, defect 4).
  */
 void softhca_admin_kick(SofthcaState *s)
 {
+    uint32_t budget = SOFTHCA_AQ_BURST;
     bool posted = false;
 
     while (softhca_ready(s) && s->aq.head != s->aq.tail &&
            !softhca_acq_full(s)) {
+        if (!budget--) {
+            qemu_bh_schedule(s->admin_bh);
+            break;
+        }
         struct shca_aq_entry cmd;
         uint32_t result = 0;
         uint8_t status;

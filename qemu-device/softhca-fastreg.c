@@ -51,6 +51,7 @@ uint8_t softhca_mr_reg_fast(SofthcaState *s, SofthcaMr *mr,
     mr->fast_reg = true;
     mr->fast_valid = false;
     mr->pdn = le32_to_cpu(c->pdn);
+    softhca_pd_hold(s, mr->pdn);
     mr->list_addr = list;
     mr->max_pages = npages;
     *key = softhca_mr_key(s, mr);

@@ -145,6 +145,7 @@ uint8_t softhca_mr_reg(SofthcaState *s, const struct shca_aq_reg_mr *c,
         return status;
     }
     mr->valid = true;
+    softhca_pd_hold(s, pdn);
     *key = softhca_mr_key(s, mr);
     trace_softhca_mr_reg(*key, pdn, access, le64_to_cpu(c->iova),
                          le64_to_cpu(c->length), mr->pages.npages);
@@ -174,7 +175,9 @@ uint8_t softhca_mr_rereg(SofthcaState *s, const struct shca_aq_rereg_mr *c)
     if (mr->mws_bound) {
         return SHCA_AQ_BUSY;            /* windows are bound to it */
     }
+    softhca_pd_release(s, mr->pdn);
     status = softhca_mr_describe(s, &c->mr, mr->pages.npages, mr);
+    softhca_pd_hold(s, mr->pdn);        /* the new PD, or the old one */
     if (status == SHCA_AQ_OK) {
         trace_softhca_mr_rereg(key, pdn, access, mr->iova, mr->length,
                                mr->pages.npages);
@@ -186,6 +189,9 @@ void softhca_mr_free(SofthcaState *s, SofthcaMr *mr)
 {
     uint8_t tag = mr->tag;
 
+    if (mr->valid) {
+        softhca_pd_release(s, mr->pdn);
+    }
     s->mr_pages -= mr->fast_reg ? mr->max_pages : mr->pages.npages;
     softhca_buf_free(&mr->pages);
     /* The next MR at this index gets another key. */

@@ -37,6 +37,7 @@ uint8_t softhca_mw_alloc(SofthcaState *s, const struct shca_aq_alloc_mw *c,
     }
     mw->valid = true;
     mw->pdn = pdn;
+    softhca_pd_hold(s, pdn);
     mw->mw_type = c->type;
     *key = softhca_mr_key(s, mw);
     trace_softhca_mw_alloc(*key, pdn, c->type);

@@ -173,6 +173,9 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
     qp->qpn = *qpn;
     qp->uctx = uctx;
     qp->pdn = pdn;
+    if (qp->type != SHCA_QPT_XRC_TGT) {
+        softhca_pd_hold(s, pdn);
+    }
     qp->send_cqn = send_cqn;
     qp->recv_cqn = recv_cqn;
     scq->users++;
@@ -191,8 +194,9 @@ static void softhca_qp_free(SofthcaState *s, SofthcaQp *qp)
 {
     softhca_tp_stop(s, qp);
     softhca_tp_destroy(s, qp);
-    /* a target QP holds no CQ and no SRQ: it only visits them */
+    /* a target QP holds no CQ, SRQ or PD: it only visits them */
     if (qp->type != SHCA_QPT_XRC_TGT) {
+        softhca_pd_release(s, qp->pdn);
         s->cqs[qp->send_cqn].users--;
         s->cqs[qp->recv_cqn].users--;
         if (qp->srqn) {

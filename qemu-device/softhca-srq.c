@@ -94,6 +94,7 @@ uint8_t softhca_srq_create(SofthcaState *s, const struct shca_aq_create_srq *c,
     srq->srqn = *srqn;
     srq->uctx = uctx;
     srq->pdn = pdn;
+    softhca_pd_hold(s, pdn);
     srq->limit = limit;
     if (cq) {
         srq->xrc = true;
@@ -215,6 +216,7 @@ uint8_t softhca_srq_destroy(SofthcaState *s, uint32_t srqn)
     if (srq->xrc) {
         s->cqs[srq->cqn].users--;
     }
+    softhca_pd_release(s, srq->pdn);
     softhca_buf_free(&srq->wq.buf);
     *srq = (SofthcaSrq) { 0 };
     trace_softhca_srq_destroy(srqn);
@@ -224,6 +226,9 @@ uint8_t softhca_srq_destroy(SofthcaState *s, uint32_t srqn)
 void softhca_srq_reset(SofthcaState *s)
 {
     for (uint32_t i = 1; i <= SOFTHCA_MAX_SRQ; i++) {
+        if (s->srqs[i].valid) {
+            softhca_pd_release(s, s->srqs[i].pdn);
+        }
         softhca_buf_free(&s->srqs[i].wq.buf);
         s->srqs[i] = (SofthcaSrq) { 0 };
     }

@@ -107,6 +107,7 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
     s->xrcd_map = bitmap_new(SOFTHCA_MAX_XRCD + 1);
     softhca_fault_init(s);
     softhca_loopback_init(s);
+    softhca_admin_init(s);
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     s->nic = qemu_new_nic(&softhca_net_info, &s->conf,
@@ -124,6 +125,7 @@ static void softhca_exit(PCIDevice *pdev)
     softhca_regs_reset(s);
     softhca_fault_exit(s);
     softhca_loopback_exit(s);
+    softhca_admin_exit(s);
     qemu_del_nic(s->nic);
     g_free(s->pd_map);
     g_free(s->uctx_map);

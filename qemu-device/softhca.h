@@ -32,6 +32,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(SofthcaState, SOFTHCA)
 #define SOFTHCA_MAX_CQE         32768
 #define SOFTHCA_MAX_MR          65536
 #define SOFTHCA_MAX_PD          4096
+/* Admin commands one doorbell runs; a bottom half runs the rest. */
+#define SOFTHCA_AQ_BURST        16
 #define SOFTHCA_MAX_EQ          32
 #define SOFTHCA_MAX_EQE         4096
 #define SOFTHCA_MAX_GID         128
@@ -162,11 +164,13 @@ struct SofthcaState {
     SofthcaRing nic_rx;
     uint8_t frame[SHCA_NIC_FRAME_MAX];
     SofthcaLoopback loopback;
+    QEMUBH *admin_bh;           /* admin commands past a doorbell's burst */
 
     /* objects */
     SofthcaEq eqs[SOFTHCA_MAX_EQ];
     unsigned long *pd_map;
     uint32_t pd_uctx[SOFTHCA_MAX_PD + 1];       /* each PD's context */
+    uint32_t pd_users[SOFTHCA_MAX_PD + 1];      /* QPs, MRs, MWs, SRQs */
     unsigned long *uctx_map;
     SofthcaCq *cqs;             /* SOFTHCA_MAX_CQ, by cqn */
     SofthcaQp *qps;             /* SOFTHCA_QP_TABLE, by qpn */
@@ -234,6 +238,8 @@ uint64_t softhca_buf_addr(const SofthcaBuf *buf, uint64_t offset);
 
 /* softhca-admin.c */
 void softhca_admin_kick(SofthcaState *s);
+void softhca_admin_init(SofthcaState *s);
+void softhca_admin_exit(SofthcaState *s);
 void softhca_admin_reset(SofthcaState *s);
 bool softhca_admin_start(SofthcaState *s);
 
@@ -250,6 +256,9 @@ void softhca_eq_reset(SofthcaState *s);
 /* softhca-cq.c, softhca-qp.c, softhca-mr.c: RDMA objects (spec §13) */
 bool softhca_uctx_ok(SofthcaState *s, uint32_t uctx);
 bool softhca_pd_ok(SofthcaState *s, uint32_t pdn);
+/* An object of §13 takes or gives back its PD (DEALLOC_PD: BUSY). */
+void softhca_pd_hold(SofthcaState *s, uint32_t pdn);
+void softhca_pd_release(SofthcaState *s, uint32_t pdn);
 uint8_t softhca_cq_create(SofthcaState *s, const struct shca_aq_create_cq *c,
                           uint32_t *cqn);
 uint8_t softhca_cq_destroy(SofthcaState *s, uint32_t cqn);
