@@ -339,6 +339,11 @@ void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len)
         softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "QP state");
         return;
     }
+    /* a connection takes packets from its peer only, as rxe does */
+    if (memcmp(u.src_gid, qp->attr.av.dgid, sizeof(u.src_gid))) {
+        softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "not from the peer");
+        return;
+    }
     s->rdma_stats[SHCA_STAT_RX_PACKETS]++;
     switch (p.bth.opcode & ~SOFTHCA_TRANSPORT_MASK) {
     case SOFTHCA_OP_READ_RESPONSE_FIRST:

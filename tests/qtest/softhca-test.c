@@ -3540,7 +3540,8 @@ static uint32_t peer_crc32(uint32_t crc, const uint8_t *p, size_t n)
  * them.  The ICRC covers 8 bytes of 1s, the IP and UDP headers and the
  * BTH with their variant fields set to 1s, then the rest.
  */
-static size_t peer_frame(uint8_t *f, const uint8_t *dmac, size_t roce_len)
+static size_t peer_frame_from(uint8_t *f, const uint8_t *dmac,
+                              uint32_t src_ip, size_t roce_len)
 {
     size_t len = ROCE_OFF + roce_len + 4;
     uint8_t m[8 + 20 + 8 + 12];
@@ -3555,7 +3556,7 @@ static size_t peer_frame(uint8_t *f, const uint8_t *dmac, size_t roce_len)
     stw_be_p(f + 20, 0x4000);           /* DF */
     f[22] = 64;
     f[23] = 17;
-    stl_be_p(f + 26, 0x0a000002);
+    stl_be_p(f + 26, src_ip);
     stl_be_p(f + 30, 0x0a000001);
     stw_be_p(f + 34, 0xc000);
     stw_be_p(f + 36, 4791);
@@ -3574,6 +3575,11 @@ static size_t peer_frame(uint8_t *f, const uint8_t *dmac, size_t roce_len)
     return len;
 }
 
+static size_t peer_frame(uint8_t *f, const uint8_t *dmac, size_t roce_len)
+{
+    return peer_frame_from(f, dmac, 0x0a000002, roce_len);
+}
+
 /* BTH: opcode, no pad, P_Key 0xffff, dest QP, ack request, PSN. */
 static void peer_bth(uint8_t *b, uint8_t opcode, uint32_t dest_qpn,
                      uint32_t psn, bool ack_req)
@@ -3585,9 +3591,10 @@ static void peer_bth(uint8_t *b, uint8_t opcode, uint32_t dest_qpn,
     stl_be_p(b + 8, (ack_req ? 0x80000000u : 0) | (psn & 0xffffff));
 }
 
-/* An RDMA READ request from the peer to QP qpn. */
-static void peer_read(Wire *w, const uint8_t *dmac, uint32_t qpn,
-                      uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len)
+/* An RDMA READ request to QP qpn, from src_ip. */
+static void peer_read_from(Wire *w, const uint8_t *dmac, uint32_t src_ip,
+                           uint32_t qpn, uint32_t psn, uint64_t va,
+                           uint32_t rkey, uint32_t len)
 {
     uint8_t f[128];
     uint8_t *b = f + ROCE_OFF;
@@ -3596,7 +3603,14 @@ static void peer_read(Wire *w, const uint8_t *dmac, uint32_t qpn,
     stq_be_p(b + 12, va);
     stl_be_p(b + 20, rkey);
     stl_be_p(b + 24, len);
-    wire_send(w, f, peer_frame(f, dmac, 28));
+    wire_send(w, f, peer_frame_from(f, dmac, src_ip, 28));
+}
+
+/* The same from the peer, 10.0.0.2. */
+static void peer_read(Wire *w, const uint8_t *dmac, uint32_t qpn,
+                      uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len)
+{
+    peer_read_from(w, dmac, 0x0a000002, qpn, psn, va, rkey, len);
 }
 
 /*
@@ -3814,11 +3828,13 @@ static void test_forged_ack_dropped(void)
  * and address it carried, and without the QP's access check, so a peer
  * read an MR the original never named, or after REMOTE_READ was revoked.
  * A duplicate is answered only when it asks again for what the original
- * READ named, while the QP still grants REMOTE_READ.
+ * READ named, while the QP still grants REMOTE_READ.  Requests from
+ * another host than the QP's peer are not answered at all.
  */
 static void test_duplicate_read_checked(void)
 {
     uint8_t a[256], b[256], got[256];
+    uint64_t stats[SHCA_STAT_COUNT];
     uint32_t mr_a, mr_b;
     struct shca_qp_attr attr;
     uint64_t buf_a, buf_b;
@@ -3852,6 +3868,16 @@ static void test_duplicate_read_checked(void)
                                  SHCA_ACCESS_LOCAL_WRITE |
                                  SHCA_ACCESS_REMOTE_READ, buf_b, 4096, 0,
                                  NULL, &mr_b), ==, SHCA_AQ_OK);
+
+    /*
+     * Issue 11, defect 8: any host on the link could inject into a
+     * connection.  The same READ from 10.0.0.3, not the QP's peer, is
+     * dropped and counted.
+     */
+    peer_read_from(&w, l.mac, 0x0a000003, l.qpn, PEER_PSN, buf_a, mr_a, 256);
+    g_assert_cmpint(peer_read_resp(&r, &w, got, sizeof(got), 300), ==, -1);
+    rdma_stats(&r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_RX_DROPPED], ==, 1);
 
     /* the READ, and the same READ again: answered both times */
     peer_read(&w, l.mac, l.qpn, PEER_PSN, buf_a, mr_a, 256);
