@@ -346,6 +346,36 @@ static void test_eq_create_checks(void)
     hca_stop(&h);
 }
 
+/*
+ * pvrdma's CVE-2022-1050 class, a command before the device is set up:
+ * every doorbell of a fresh function (AQ_TAIL and ACQ_HEAD without rings,
+ * EQ doorbells, every doorbell page) is ignored, no DMA happens, and the
+ * function comes up normally afterwards.
+ */
+static void test_cve_2022_1050_command_before_init(void)
+{
+    QPCIBar db;
+    Hca h;
+
+    hca_start(&h, NULL);
+    db = qpci_iomap(h.dev, SHCA_BAR_DB, NULL);
+    wr(&h, SHCA_REG_AQ_TAIL, 1);
+    wr(&h, SHCA_REG_ACQ_HEAD, 1);
+    for (unsigned eqn = 0; eqn < 4; eqn++) {
+        wr(&h, SHCA_REG_EQ_DB(eqn), SHCA_EQ_DB_ARM | 1);
+    }
+    for (uint32_t page = 0; page < 4; page++) {
+        for (uint32_t off = 0; off < 0x40; off += 4) {
+            qpci_io_writel(h.dev, db, page * 4096 + off, 1 << 16 | 2);
+        }
+    }
+    g_assert_cmphex(rd(&h, SHCA_REG_STATUS), ==, 0);
+    hca_enable(&h);
+    g_assert_cmpuint(hca_simple(&h, SHCA_AQ_ALLOC_PD, 0, NULL), ==,
+                     SHCA_AQ_OK);
+    hca_stop(&h);
+}
+
 /* A link change posts PORT_CHANGE to the EQ and interrupts once armed. */
 static void test_eq_port_event(void)
 {
@@ -1025,6 +1055,37 @@ static void test_rdma_caps_gate(void)
 
     rdma_start(&r);
     g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_QP, ==, SHCA_CAP_QP);
+    hca_stop(&r.h);
+}
+
+/*
+ * pvrdma's CVE-2021-3607 class, a ring of no pages: an EQ, CQ or QP
+ * whose buffer describes zero pages is refused (BAD_PARAM) whatever its
+ * log size.
+ */
+static void test_cve_2021_3607_ring_of_no_pages(void)
+{
+    struct shca_aq_entry cmd;
+    uint32_t handle, cq;
+    uint64_t page, cqbuf;
+    Rdma r;
+
+    rdma_start(&r);
+    page = guest_alloc(&r.h.alloc, 4096);
+    for (uint8_t log = 1; log <= 12; log++) {
+        g_assert_cmpuint(hca_create_eq(&r.h, 5, 4, log, page, 0), ==,
+                         SHCA_AQ_BAD_PARAM);
+        g_assert_cmpuint(rdma_create_cq(&r, 0, 1, log, page, 0, &handle), ==,
+                         SHCA_AQ_BAD_PARAM);
+    }
+    cq = rdma_cq(&r, 0, 4, &cqbuf);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, page, page);
+    cmd.create_qp.sq.npages = 0;
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &handle), ==, SHCA_AQ_BAD_PARAM);
+    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, page, page);
+    cmd.create_qp.rq.npages = 0;
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &handle), ==, SHCA_AQ_BAD_PARAM);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
     hca_stop(&r.h);
 }
 
@@ -5298,6 +5359,10 @@ int main(int argc, char **argv)
                    test_admin_burst_continues);
     qtest_add_func("/softhca/eq/create-checks", test_eq_create_checks);
     qtest_add_func("/softhca/eq/port-event", test_eq_port_event);
+    qtest_add_func("/softhca/cve/2022-1050-command-before-init",
+                   test_cve_2022_1050_command_before_init);
+    qtest_add_func("/softhca/cve/2021-3607-ring-of-no-pages",
+                   test_cve_2021_3607_ring_of_no_pages);
     qtest_add_func("/softhca/nic/loopback", test_nic_loopback);
     qtest_add_func("/softhca/rdma/caps-gate", test_rdma_caps_gate);
     qtest_add_func("/softhca/cq/create-checks", test_cq_create_checks);
