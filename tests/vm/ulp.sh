@@ -267,14 +267,16 @@ iser_target_down() {
 # iscsi_login NODE PORTAL: iscsid on NODE (by hand, in the foreground: no
 # systemd), a node record for $iscsi_iqn at PORTAL on open-iscsi's
 # built-in "iser" interface, and a login.  iscsid locks under /run/lock
-# (a tmpfs at boot) and needs the node's own initiator name.
+# (a tmpfs at boot) and needs the node's own initiator name.  It runs in
+# a session of its own: when it stops it signals its whole process group,
+# which would otherwise be the guest agent's.
 iscsi_login() {
 	on "$1" -- sh -ec "
 		modprobe ib_iser
 		modprobe sd_mod
 		mkdir -p /run/lock
 		echo InitiatorName=iqn.2024-01.io.softhca:node$1 > /etc/iscsi/initiatorname.iscsi
-		iscsid -f < /dev/null > /tmp/iscsid.log 2>&1 &
+		setsid iscsid -f < /dev/null > /tmp/iscsid.log 2>&1 &
 		echo \$! > /tmp/iscsid.pid
 		for t in \$(seq 50); do
 			grep -q ISCSIADM_ABSTRACT_NAMESPACE /proc/net/unix && break
