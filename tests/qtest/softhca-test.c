@@ -3792,6 +3792,27 @@ static void test_flr_resets(void)
     hca_stop(&r.h);
 }
 
+/*
+ * A wire for the peer, a device on it, and an RC QP of the device with the
+ * rights access connected to the peer (rc_attr()'s AV, QPN and PSNs).
+ */
+static void peer_start(Wire *w, Rdma *r, Loop *l, uint32_t access)
+{
+    struct shca_qp_attr attr = rc_attr(SHCA_QPS_RTR);
+
+    wire_open(w);
+    rdma_start_with(r, w->netdev);
+    loop_start(r, l, SHCA_QPT_RC, 7);
+    l->access = access;
+    loop_connect(r, l, true);
+    attr.access = cpu_to_le32(access);
+    g_assert_cmpuint(rdma_modify(r, l->qpn, RC_RTR_MASK, &attr), ==,
+                     SHCA_AQ_OK);
+    attr.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(r, l->qpn, RC_RTS_MASK, &attr), ==,
+                     SHCA_AQ_OK);
+}
+
 /* An ACK from the peer for PSNs up to psn. */
 static void peer_ack(Wire *w, const uint8_t *dmac, uint32_t qpn, uint32_t psn,
                      uint32_t msn)
@@ -3841,7 +3862,6 @@ static unsigned peer_requests(Rdma *r, Wire *w, int wait_ms,
 static void test_forged_ack_dropped(void)
 {
     const uint32_t len = 256 * 1024, first = 0x100;   /* 256 MTUs of 1 KiB */
-    struct shca_qp_attr attr = rc_attr(SHCA_QPS_RTR);
     uint64_t stats[SHCA_STAT_COUNT], tx;
     uint32_t last = 0;
     struct shca_cqe cqe;
@@ -3849,15 +3869,7 @@ static void test_forged_ack_dropped(void)
     Rdma r;
     Loop l;
 
-    wire_open(&w);
-    rdma_start_with(&r, w.netdev);
-    loop_start(&r, &l, SHCA_QPT_RC, 7);
-    loop_connect(&r, &l, true);
-    g_assert_cmpuint(rdma_modify(&r, l.qpn, RC_RTR_MASK, &attr), ==,
-                     SHCA_AQ_OK);
-    attr.state = SHCA_QPS_RTS;
-    g_assert_cmpuint(rdma_modify(&r, l.qpn, RC_RTS_MASK, &attr), ==,
-                     SHCA_AQ_OK);
+    peer_start(&w, &r, &l, SHCA_ACCESS_REMOTE_WRITE | SHCA_ACCESS_REMOTE_READ);
     tx = guest_alloc(&r.h.alloc, len);
     loop_send(&r, &l, 0, 0x99, tx, len, SHCA_WQE_SIGNALED);
     rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
@@ -3903,18 +3915,7 @@ static void test_duplicate_read_checked(void)
     Rdma r;
     Loop l;
 
-    wire_open(&w);
-    rdma_start_with(&r, w.netdev);
-    loop_start(&r, &l, SHCA_QPT_RC, 7);
-    l.access = SHCA_ACCESS_REMOTE_READ;
-    loop_connect(&r, &l, true);
-    attr = rc_attr(SHCA_QPS_RTR);
-    attr.access = cpu_to_le32(SHCA_ACCESS_REMOTE_READ);
-    g_assert_cmpuint(rdma_modify(&r, l.qpn, RC_RTR_MASK, &attr), ==,
-                     SHCA_AQ_OK);
-    attr.state = SHCA_QPS_RTS;
-    g_assert_cmpuint(rdma_modify(&r, l.qpn, RC_RTS_MASK, &attr), ==,
-                     SHCA_AQ_OK);
+    peer_start(&w, &r, &l, SHCA_ACCESS_REMOTE_READ);
     buf_a = guest_alloc(&r.h.alloc, 4096);
     buf_b = guest_alloc(&r.h.alloc, 4096);
     memset(a, 0xaa, sizeof(a));
@@ -3957,6 +3958,7 @@ static void test_duplicate_read_checked(void)
     g_assert_cmpint(peer_read_resp(&r, &w, got, sizeof(got), 300), ==, -1);
 
     /* REMOTE_READ revoked: the original is not answered again either */
+    attr = rc_attr(SHCA_QPS_RTS);
     attr.access = 0;
     g_assert_cmpuint(rdma_modify(&r, l.qpn, SHCA_QP_ATTR_STATE |
                                  SHCA_QP_ATTR_ACCESS, &attr), ==, SHCA_AQ_OK);
