@@ -159,6 +159,7 @@ uint8_t softhca_mr_rereg(SofthcaState *s, const struct shca_aq_rereg_mr *c)
     SofthcaMr *mr = softhca_mr_lookup(s, key);
     uint32_t pdn = le32_to_cpu(c->mr.pdn);
     uint32_t access = le32_to_cpu(c->mr.access);
+    uint32_t old_pdn;
     uint8_t status;
 
     if (!mr || mr->mw_type || mr->fast_reg ||
@@ -175,14 +176,17 @@ uint8_t softhca_mr_rereg(SofthcaState *s, const struct shca_aq_rereg_mr *c)
     if (mr->mws_bound) {
         return SHCA_AQ_BUSY;            /* windows are bound to it */
     }
-    softhca_pd_release(s, mr->pdn);
+    old_pdn = mr->pdn;
     status = softhca_mr_describe(s, &c->mr, mr->pages.npages, mr);
-    softhca_pd_hold(s, mr->pdn);        /* the new PD, or the old one */
-    if (status == SHCA_AQ_OK) {
-        trace_softhca_mr_rereg(key, pdn, access, mr->iova, mr->length,
-                               mr->pages.npages);
+    if (status != SHCA_AQ_OK) {
+        return status;
     }
-    return status;
+    /* the MR moves to its new PD */
+    softhca_pd_release(s, old_pdn);
+    softhca_pd_hold(s, pdn);
+    trace_softhca_mr_rereg(key, pdn, access, mr->iova, mr->length,
+                           mr->pages.npages);
+    return SHCA_AQ_OK;
 }
 
 void softhca_mr_free(SofthcaState *s, SofthcaMr *mr)

@@ -89,7 +89,8 @@ bool softhca_tp_send_av(SofthcaState *s, SofthcaQp *qp,
                       qp->qpn, p->bth.opcode);
         return false;
     }
-    if (s->rxe_flush_icrc) {
+    if (s->rxe_flush_icrc &&
+        p->bth.opcode == (SOFTHCA_TRANSPORT_RC | SOFTHCA_OP_FLUSH)) {
         softhca_icrc_set_rxe_flush(frame, len);
     }
     trace_softhca_tp_tx(qp->qpn, p->bth.dest_qpn, p->bth.opcode, p->bth.psn,
