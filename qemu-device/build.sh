@@ -15,14 +15,17 @@
 # Environment:
 #   SOFTHCA_DEVICE_DIR  device sources to link in [$SOFTHCA_TOP/qemu-device]
 #   SOFTHCA_QTEST_SRC   the qtest [$SOFTHCA_TOP/tests/qtest/softhca-test.c]
-#   SOFTHCA_SANITIZE=1  build in $SOFTHCA_CACHE/build/qemu-asan with ASan and
-#                       UBSan instead (a second full build, ~2x slower)
+#   SOFTHCA_SANITIZE=1  build in $SOFTHCA_CACHE/build/qemu-fuzz instead: clang
+#                       with ASan, UBSan and libFuzzer, adding the fuzzing
+#                       target qemu-fuzz-x86_64 with softhca's harnesses
+#   SOFTHCA_FUZZ_SRC    the harnesses [$SOFTHCA_TOP/tests/fuzz]
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../scripts/common.sh
 . "$(dirname "$0")/../scripts/common.sh"
 
 device_dir=${SOFTHCA_DEVICE_DIR:-$SOFTHCA_TOP/qemu-device}
 qtest_src=${SOFTHCA_QTEST_SRC:-$SOFTHCA_TOP/tests/qtest/softhca-test.c}
+fuzz_src=${SOFTHCA_FUZZ_SRC:-$SOFTHCA_TOP/tests/fuzz}
 src=$SOFTHCA_CACHE/src/qemu-$QEMU_VERSION
 prefix=/usr/local
 
@@ -82,9 +85,26 @@ append_once "$src/hw/Kconfig" 'source softhca/Kconfig'
 append_once "$src/hw/meson.build" "subdir('softhca')"
 insert_after_once "$src/meson.build" "    'hw/remote'," "    'hw/softhca',"
 
+# The qtest and its helper library, which the fuzzing harnesses share.
 ln -sfn "$qtest_src" "$src/tests/qtest/softhca-test.c"
+for f in softhca-qtest.c softhca-qtest.h; do
+	ln -sfn "$(dirname "$qtest_src")/$f" "$src/tests/qtest/$f"
+done
 insert_after_once "$src/tests/qtest/meson.build" 'qtests_x86_64 = qtests_i386' \
 	"qtests_x86_64 += config_all_devices.has_key('CONFIG_SOFTHCA') ? ['softhca-test'] : []"
+insert_after_once "$src/tests/qtest/meson.build" 'qtests = {' \
+	"  'softhca-test': files('softhca-qtest.c'),"
+fuzz_meson=$src/tests/qtest/fuzz/meson.build
+append_once "$fuzz_meson" \
+	"specific_fuzz_ss.add(when: 'CONFIG_SOFTHCA', if_true: files('../softhca-qtest.c'))"
+for f in "$fuzz_src"/softhca_*.[ch]; do
+	[ -e "$f" ] || continue
+	ln -sfn "$f" "$src/tests/qtest/fuzz/"
+	case $f in
+	*_fuzz.c) append_once "$fuzz_meson" \
+		"specific_fuzz_ss.add(when: 'CONFIG_SOFTHCA', if_true: files('${f##*/}'))" ;;
+	esac
+done
 
 # The devices of our minimal machine.  configure only takes a name under
 # configs/devices/; rewritten only when changed, since meson tracks this file.
@@ -116,9 +136,14 @@ opts=(
 	--enable-trace-backends=log	# `-trace softhca_*` prints to stderr
 	--disable-docs --disable-download --disable-install-blobs
 )
+targets=(qemu-system-x86_64 tests/qtest/softhca-test)
 if [ "${SOFTHCA_SANITIZE:-0}" = 1 ]; then
-	build=$SOFTHCA_CACHE/build/qemu-asan
-	opts+=(--enable-asan --enable-ubsan)
+	# QEMU's fuzzing needs clang; the same build serves the sanitized qtests
+	# and VM smoke, since fuzzer-no-link instrumentation changes nothing else.
+	build=$SOFTHCA_CACHE/build/qemu-fuzz
+	opts+=(--cc=clang --cxx=clang++ --host-cc=clang
+		--enable-fuzzing --enable-asan --enable-ubsan)
+	targets+=(qemu-fuzz-x86_64)
 fi
 
 # A meson build dir cannot be re-pointed at another source tree or safely
@@ -135,7 +160,7 @@ fi
 # --- 4. Build what we use --------------------------------------------------
 # Plain `ninja` would build every test and tool; name the targets.
 # ninja pulls in libqos and libqtest as the qtest's link dependencies.
-ninja -C "$build" qemu-system-x86_64 tests/qtest/softhca-test >&2
+ninja -C "$build" "${targets[@]}" >&2
 
 # --- 5. Firmware ------------------------------------------------------------
 # Run from its build dir, QEMU looks for firmware only under qemu-bundle/

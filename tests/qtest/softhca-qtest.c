@@ -1,0 +1,728 @@
+/*
+ * Helpers for softhca's qtests and fuzzing harnesses (softhca-qtest.h).
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "libqos/pci-pc.h"
+#include "libqos/malloc-pc.h"
+#include "qemu/bswap.h"
+#include "hw/pci/pci_regs.h"
+#include "softhca-qtest.h"
+
+uint32_t rd(Hca *h, uint32_t reg)
+{
+    return qpci_io_readl(h->dev, h->bar, reg);
+}
+
+void wr(Hca *h, uint32_t reg, uint32_t val)
+{
+    qpci_io_writel(h->dev, h->bar, reg, val);
+}
+
+static void save_fn(QPCIDevice *dev, int devfn, void *data)
+{
+    *(QPCIDevice **)data = dev;
+}
+
+/* Find the device on the machine qts runs, and enable it and MSI-X. */
+void hca_attach(Hca *h, QTestState *qts)
+{
+    memset(h, 0, sizeof(*h));
+    h->qts = qts;
+    pc_alloc_init(&h->alloc, h->qts, 0);
+    h->bus = qpci_new_pc(h->qts, &h->alloc);
+    qpci_device_foreach(h->bus, SHCA_PCI_VENDOR_ID, SHCA_PCI_DEVICE_ID,
+                        save_fn, &h->dev);
+    g_assert(h->dev);
+    qpci_device_enable(h->dev);
+    h->bar = qpci_iomap(h->dev, SHCA_BAR_REGS, NULL);
+    qpci_msix_enable(h->dev);   /* vectors start masked: events pend */
+}
+
+void hca_start(Hca *h, const char *extra)
+{
+    hca_attach(h, qtest_initf("-machine q35 -m 128 -nodefaults "
+                              "-device softhca,id=hca%s",
+                              extra ? extra : ""));
+}
+
+/* Let go of the device, leaving the machine running. */
+void hca_detach(Hca *h)
+{
+    qpci_msix_disable(h->dev);
+    g_free(h->dev);
+    qpci_free_pc(h->bus);
+    alloc_destroy(&h->alloc);
+}
+
+void hca_stop(Hca *h)
+{
+    hca_detach(h);
+    qtest_quit(h->qts);
+}
+
+/* Clear a pending, masked vector: unmask (it fires), then mask again. */
+bool hca_take_irq(Hca *h, unsigned vector)
+{
+    uint64_t ctrl = h->dev->msix_table_off + vector * PCI_MSIX_ENTRY_SIZE +
+                    PCI_MSIX_ENTRY_VECTOR_CTRL;
+    bool pending = qpci_msix_pending(h->dev, vector);
+
+    qpci_io_writel(h->dev, h->dev->msix_table_bar, ctrl, 0);
+    qpci_io_writel(h->dev, h->dev->msix_table_bar, ctrl,
+                   PCI_MSIX_ENTRY_CTRL_MASKBIT);
+    return pending;
+}
+
+void hca_config_admin(Hca *h, uint64_t aq, uint32_t aq_log,
+                      uint64_t acq, uint32_t acq_log)
+{
+    wr(h, SHCA_REG_AQ_BASE_LO, aq);
+    wr(h, SHCA_REG_AQ_BASE_HI, aq >> 32);
+    wr(h, SHCA_REG_ACQ_BASE_LO, acq);
+    wr(h, SHCA_REG_ACQ_BASE_HI, acq >> 32);
+    wr(h, SHCA_REG_AQ_LOG_SIZE, aq_log);
+    wr(h, SHCA_REG_ACQ_LOG_SIZE, acq_log);
+}
+
+void hca_enable(Hca *h)
+{
+    h->aq = guest_alloc(&h->alloc, SHCA_AQ_ENTRY_SIZE << AQ_LOG);
+    h->acq = guest_alloc(&h->alloc, sizeof(struct shca_acq_entry) << ACQ_LOG);
+    qtest_memset(h->qts, h->acq, 0, sizeof(struct shca_acq_entry) << ACQ_LOG);
+    h->aq_tail = h->acq_head = 0;
+    h->acq_phase = true;
+    hca_config_admin(h, h->aq, AQ_LOG, h->acq, ACQ_LOG);
+    wr(h, SHCA_REG_CTRL, SHCA_CTRL_EN);
+    g_assert_cmphex(rd(h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+}
+
+void hca_post(Hca *h, struct shca_aq_entry *cmd)
+{
+    cmd->cmd_id = cpu_to_le16(h->next_id++);
+    qtest_memwrite(h->qts, h->aq + h->aq_tail * SHCA_AQ_ENTRY_SIZE, cmd,
+                   sizeof(*cmd));
+    h->aq_tail = (h->aq_tail + 1) & ((1 << AQ_LOG) - 1);
+    wr(h, SHCA_REG_AQ_TAIL, h->aq_tail);
+}
+
+/* Take the next completion if the device has written it. */
+bool hca_poll(Hca *h, struct shca_acq_entry *cqe)
+{
+    if (h->settle) {
+        h->settle(h->qts);
+    }
+    qtest_memread(h->qts, h->acq + h->acq_head * sizeof(*cqe), cqe,
+                  sizeof(*cqe));
+    if ((cqe->phase & SHCA_PHASE_BIT) != h->acq_phase) {
+        return false;
+    }
+    h->acq_head = (h->acq_head + 1) & ((1 << ACQ_LOG) - 1);
+    if (h->acq_head == 0) {
+        h->acq_phase = !h->acq_phase;
+    }
+    wr(h, SHCA_REG_ACQ_HEAD, h->acq_head);
+    return true;
+}
+
+/* Run one command; return its status, and its result through *result. */
+uint8_t hca_cmd(Hca *h, struct shca_aq_entry *cmd, uint32_t *result)
+{
+    struct shca_acq_entry cqe;
+    uint16_t id = h->next_id;
+
+    hca_post(h, cmd);
+    g_assert(hca_poll(h, &cqe));
+    g_assert_cmpuint(le16_to_cpu(cqe.cmd_id), ==, id);
+    if (result) {
+        *result = le32_to_cpu(cqe.result);
+    }
+    return cqe.status;
+}
+
+uint8_t hca_simple(Hca *h, uint8_t opcode, uint32_t handle,
+                   uint32_t *result)
+{
+    struct shca_aq_entry cmd = { .opcode = opcode };
+
+    cmd.handle.handle = cpu_to_le32(handle);
+    return hca_cmd(h, &cmd, result);
+}
+
+uint8_t hca_create_eq(Hca *h, uint32_t eqn, uint16_t vector,
+                      uint8_t log_size, uint64_t addr, uint32_t npages)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_CREATE_EQ };
+
+    cmd.create_eq.eqn = cpu_to_le32(eqn);
+    cmd.create_eq.vector = cpu_to_le16(vector);
+    cmd.create_eq.log_size = log_size;
+    cmd.create_eq.buf.addr = cpu_to_le64(addr);
+    cmd.create_eq.buf.npages = cpu_to_le32(npages);
+    cmd.create_eq.buf.page_shift = 12;
+    cmd.create_eq.buf.flags = SHCA_BUF_DIRECT;
+    return hca_cmd(h, &cmd, NULL);
+}
+
+void nic_start(Hca *h, Nic *n)
+{
+    n->txr = guest_alloc(&h->alloc, 4096);
+    n->rxr = guest_alloc(&h->alloc, 4096);
+    n->txbuf = guest_alloc(&h->alloc, NIC_TX_BUF);
+    n->rxbuf = guest_alloc(&h->alloc, NIC_BUF << NIC_LOG);
+    qtest_memset(h->qts, n->txr, 0, 4096);
+    qtest_memset(h->qts, n->rxr, 0, 4096);
+    n->tx_tail = n->rx_tail = 0;
+    wr(h, SHCA_REG_NIC_TX_BASE_LO, n->txr);
+    wr(h, SHCA_REG_NIC_TX_BASE_HI, n->txr >> 32);
+    wr(h, SHCA_REG_NIC_TX_LOG_SIZE, NIC_LOG);
+    wr(h, SHCA_REG_NIC_RX_BASE_LO, n->rxr);
+    wr(h, SHCA_REG_NIC_RX_BASE_HI, n->rxr >> 32);
+    wr(h, SHCA_REG_NIC_RX_LOG_SIZE, NIC_LOG);
+    wr(h, SHCA_REG_NIC_CTRL, SHCA_NIC_TX_EN | SHCA_NIC_RX_EN);
+    wr(h, SHCA_REG_NIC_IRQ, SHCA_NIC_IRQ_EN);
+}
+
+void nic_post_rx(Hca *h, Nic *n)
+{
+    struct shca_nic_rxd rxd = {
+        .addr = cpu_to_le64(n->rxbuf + n->rx_tail * NIC_BUF),
+        .buf_len = cpu_to_le16(NIC_BUF),
+    };
+
+    qtest_memwrite(h->qts, n->rxr + n->rx_tail * sizeof(rxd), &rxd,
+                   sizeof(rxd));
+    n->rx_tail = (n->rx_tail + 1) & ((1 << NIC_LOG) - 1);
+    wr(h, SHCA_REG_NIC_RX_TAIL, n->rx_tail);
+}
+
+/* Send a frame; return the descriptor's flags as written back. */
+uint8_t nic_send(Hca *h, Nic *n, const void *frame, uint16_t len)
+{
+    struct shca_nic_txd txd = {
+        .addr = cpu_to_le64(n->txbuf),
+        .len = cpu_to_le16(len),
+    };
+    uint64_t slot = n->txr + n->tx_tail * sizeof(txd);
+
+    qtest_memwrite(h->qts, n->txbuf, frame, MIN(len, NIC_TX_BUF));
+    qtest_memwrite(h->qts, slot, &txd, sizeof(txd));
+    n->tx_tail = (n->tx_tail + 1) & ((1 << NIC_LOG) - 1);
+    wr(h, SHCA_REG_NIC_TX_TAIL, n->tx_tail);
+    qtest_memread(h->qts, slot, &txd, sizeof(txd));
+    return txd.flags;
+}
+
+/* Wait (bounded) for RX descriptor i to be done; return its length. */
+uint16_t nic_wait_rx(Hca *h, Nic *n, uint32_t i)
+{
+    struct shca_nic_rxd rxd;
+
+    for (int tries = 0; tries < 500; tries++) {
+        qtest_memread(h->qts, n->rxr + i * sizeof(rxd), &rxd, sizeof(rxd));
+        if (rxd.flags & SHCA_NIC_DESC_DONE) {
+            g_assert_cmpuint(rxd.flags, ==, SHCA_NIC_DESC_DONE);
+            return le16_to_cpu(rxd.len);
+        }
+        g_usleep(10 * 1000);
+        qtest_clock_step(h->qts, 1000);
+    }
+    g_assert_not_reached();
+}
+
+/* Write the header checksum of the 20-byte IPv4 header at ip. */
+void ipv4_csum(uint8_t *ip)
+{
+    uint32_t sum = 0;
+
+    stw_be_p(ip + 10, 0);
+    for (int i = 0; i < 20; i += 2) {
+        sum += lduw_be_p(ip + i);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    stw_be_p(ip + 10, ~sum);
+}
+
+/* Ethernet + IPv4 + UDP to dst_ip:dst_port, padded to 64 bytes. */
+size_t make_udp_frame(uint8_t *f, const uint8_t *mac, uint32_t dst_ip,
+                      uint16_t dst_port)
+{
+    memset(f, 0, 64);
+    memcpy(f, mac, 6);
+    stw_be_p(f + 12, 0x0800);
+    f[14] = 0x45;                       /* IPv4, 20-byte header */
+    stw_be_p(f + 16, 64 - 14);
+    f[22] = 64;                         /* TTL */
+    f[23] = 17;                         /* UDP */
+    stl_be_p(f + 26, 0x0a000063);       /* 10.0.0.99 */
+    stl_be_p(f + 30, dst_ip);
+    stw_be_p(f + 34, 4791);
+    stw_be_p(f + 36, dst_port);
+    stw_be_p(f + 38, 64 - 34);
+    ipv4_csum(f + 14);
+    return 64;
+}
+
+char *dgram_loop_netdev(void)
+{
+    int port = 20000 + g_random_int_range(0, 40000);
+
+    return g_strdup_printf(",netdev=n0 -netdev dgram,id=n0,"
+                           "local.type=inet,local.host=127.0.0.1,"
+                           "local.port=%d,remote.type=inet,"
+                           "remote.host=127.0.0.1,remote.port=%d",
+                           port, port);
+}
+
+/* Enable the attached device and make a PD, the two EQs and GID 0. */
+void rdma_init(Rdma *r)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_SET_GID };
+    Hca *h = &r->h;
+
+    hca_enable(h);
+    r->db = qpci_iomap(h->dev, SHCA_BAR_DB, NULL);
+    g_assert_cmpuint(hca_simple(h, SHCA_AQ_ALLOC_PD, 0, &r->pd), ==,
+                     SHCA_AQ_OK);
+    r->eq0 = guest_alloc(&h->alloc, 4096);
+    r->eq1 = guest_alloc(&h->alloc, 4096);
+    qtest_memset(h->qts, r->eq0, 0, 4096);
+    qtest_memset(h->qts, r->eq1, 0, 4096);
+    g_assert_cmpuint(hca_create_eq(h, 0, 2, RDMA_EQ_LOG, r->eq0, 1), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_create_eq(h, 1, 3, RDMA_EQ_LOG, r->eq1, 1), ==,
+                     SHCA_AQ_OK);
+    r->attr = guest_alloc(&h->alloc, 4096);
+    /* GID 0: 10.0.0.1, the source of every AV below */
+    cmd.set_gid.flags = cpu_to_le32(SHCA_GID_VALID);
+    cmd.set_gid.gid[10] = cmd.set_gid.gid[11] = 0xff;
+    stl_be_p(cmd.set_gid.gid + 12, 0x0a000001);
+    g_assert_cmpuint(hca_cmd(h, &cmd, NULL), ==, SHCA_AQ_OK);
+}
+
+/* extra: more -device properties and options, as for hca_start() */
+void rdma_start_with(Rdma *r, const char *extra)
+{
+    hca_start(&r->h, extra);
+    rdma_init(r);
+}
+
+void rdma_start(Rdma *r)
+{
+    rdma_start_with(r, NULL);
+}
+
+/* Event i of an EQ, or type 0 if the device has not written it. */
+struct shca_eqe rdma_eqe(Rdma *r, uint64_t eq, unsigned i)
+{
+    struct shca_eqe eqe;
+
+    qtest_memread(r->h.qts, eq + i * sizeof(eqe), &eqe, sizeof(eqe));
+    if (!(eqe.phase & SHCA_PHASE_BIT)) {
+        eqe.type = 0;
+    }
+    return eqe;
+}
+
+void rdma_db(Rdma *r, uint32_t page, uint32_t offset, uint32_t val)
+{
+    qpci_io_writel(r->h.dev, r->db, page * SHCA_DB_PAGE_SIZE + offset, val);
+}
+
+void buf_direct(struct shca_buf_desc *d, uint64_t addr,
+                uint32_t npages)
+{
+    d->addr = cpu_to_le64(addr);
+    d->npages = cpu_to_le32(npages);
+    d->page_shift = 12;
+    d->flags = SHCA_BUF_DIRECT;
+}
+
+uint8_t rdma_create_cq(Rdma *r, uint32_t uctx, uint32_t eqn,
+                       uint8_t log_size, uint64_t addr,
+                       uint32_t npages, uint32_t *cqn)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_CREATE_CQ };
+
+    cmd.create_cq.uctx = cpu_to_le32(uctx);
+    cmd.create_cq.eqn = cpu_to_le32(eqn);
+    cmd.create_cq.log_size = log_size;
+    buf_direct(&cmd.create_cq.buf, addr, npages);
+    return hca_cmd(&r->h, &cmd, cqn);
+}
+
+/* A CQ of 2^log_size entries in fresh, zeroed pages. */
+uint32_t rdma_cq(Rdma *r, uint32_t uctx, uint8_t log_size,
+                 uint64_t *addr)
+{
+    uint32_t npages = ((SHCA_CQE_SIZE << log_size) + 8 + 4095) / 4096;
+    uint32_t cqn;
+
+    *addr = guest_alloc(&r->h.alloc, npages * 4096);
+    qtest_memset(r->h.qts, *addr, 0, npages * 4096);
+    g_assert_cmpuint(rdma_create_cq(r, uctx, 1, log_size, *addr, npages,
+                                    &cqn), ==, SHCA_AQ_OK);
+    return cqn;
+}
+
+/* A new PD of the context uctx, or 0 if the device refuses one. */
+uint32_t rdma_user_pd(Rdma *r, uint32_t uctx)
+{
+    uint32_t pdn = 0;
+
+    hca_simple(&r->h, SHCA_AQ_ALLOC_PD, uctx, &pdn);
+    return pdn;
+}
+
+/* CREATE_QP of the context uctx, with the kernel's PD or a new one of uctx */
+void rdma_qp_cmd(Rdma *r, struct shca_aq_entry *cmd, uint32_t uctx,
+                 uint8_t type, uint32_t scq, uint32_t rcq,
+                 uint64_t sq, uint64_t rq)
+{
+    struct shca_aq_create_qp *c = &cmd->create_qp;
+
+    *cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_CREATE_QP };
+    c->uctx = cpu_to_le32(uctx);
+    c->pdn = cpu_to_le32(uctx ? rdma_user_pd(r, uctx) : r->pd);
+    c->send_cqn = cpu_to_le32(scq);
+    c->recv_cqn = cpu_to_le32(rcq);
+    c->type = type;
+    c->sq_log_size = 4;
+    c->sq_wqe_shift = 6;
+    buf_direct(&c->sq, sq, 1);
+    if (rq) {
+        c->rq_log_size = 4;
+        c->rq_wqe_shift = 5;
+        buf_direct(&c->rq, rq, 1);
+    }
+}
+
+uint8_t rdma_modify(Rdma *r, uint32_t qpn, uint32_t mask,
+                    const struct shca_qp_attr *a)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_MODIFY_QP };
+
+    qtest_memwrite(r->h.qts, r->attr, a, sizeof(*a));
+    cmd.qp_attr.qpn = cpu_to_le32(qpn);
+    cmd.qp_attr.attr_mask = cpu_to_le32(mask);
+    cmd.qp_attr.attr_addr = cpu_to_le64(r->attr);
+    return hca_cmd(&r->h, &cmd, NULL);
+}
+
+uint8_t rdma_query(Rdma *r, uint32_t qpn, struct shca_qp_attr *a)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_QUERY_QP };
+    uint8_t status;
+
+    qtest_memset(r->h.qts, r->attr, 0xee, sizeof(*a));
+    cmd.qp_attr.qpn = cpu_to_le32(qpn);
+    cmd.qp_attr.attr_addr = cpu_to_le64(r->attr);
+    status = hca_cmd(&r->h, &cmd, NULL);
+    qtest_memread(r->h.qts, r->attr, a, sizeof(*a));
+    return status;
+}
+
+uint8_t rdma_state(Rdma *r, uint32_t qpn)
+{
+    struct shca_qp_attr a;
+
+    g_assert_cmpuint(rdma_query(r, qpn, &a), ==, SHCA_AQ_OK);
+    return a.state;
+}
+
+/* The attributes of the RC path RESET -> INIT -> RTR -> RTS. */
+
+struct shca_qp_attr rc_attr(uint8_t state)
+{
+    struct shca_qp_attr a = {
+        .state = state,
+        .path_mtu = 3,
+        .timeout = 14,
+        .retry_cnt = 7,
+        .rnr_retry = 6,
+        .min_rnr_timer = 12,
+        .max_rd_atomic = 4,
+        .max_dest_rd_atomic = 8,
+        .dest_qpn = cpu_to_le32(0x123456),
+        .rq_psn = cpu_to_le32(0xabcdef),
+        .sq_psn = cpu_to_le32(0x000100),
+        .access = cpu_to_le32(SHCA_ACCESS_REMOTE_WRITE |
+                              SHCA_ACCESS_REMOTE_READ),
+        .av.hop_limit = 64,
+        .av.flow_label = cpu_to_le32(0x12345),
+        .av.udp_sport = cpu_to_le16(0xc000),
+    };
+
+    memcpy(a.av.dmac, "\x52\x54\x00\x12\x34\x99", 6);
+    a.av.dgid[10] = a.av.dgid[11] = 0xff;
+    stl_be_p(a.av.dgid + 12, 0x0a000002);
+    return a;
+}
+
+/* Write send WQE (or receive WQE) index i of a 2^4-entry queue. */
+void rdma_post_send(Rdma *r, uint64_t sq, uint16_t i, uint64_t wr_id)
+{
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(wr_id),
+        .opcode = SHCA_WR_SEND,
+        .flags = SHCA_WQE_SIGNALED,
+    };
+
+    qtest_memwrite(r->h.qts, sq + (i & 15) * 64, &w, sizeof(w));
+}
+
+void rdma_post_recv(Rdma *r, uint64_t rq, uint16_t i, uint64_t wr_id)
+{
+    struct shca_recv_wqe w = { .wr_id = cpu_to_le64(wr_id) };
+
+    qtest_memwrite(r->h.qts, rq + (i & 15) * 32, &w, sizeof(w));
+}
+
+struct shca_cqe rdma_cqe(Rdma *r, uint64_t cq, unsigned slot)
+{
+    struct shca_cqe cqe;
+
+    qtest_memread(r->h.qts, cq + slot * sizeof(cqe), &cqe, sizeof(cqe));
+    return cqe;
+}
+
+uint8_t rdma_reg_mr(Rdma *r, uint32_t access, uint64_t iova,
+                    uint64_t length, uint32_t first_offset,
+                    const struct shca_buf_desc *pages, uint32_t *key)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_REG_MR };
+
+    cmd.reg_mr.pdn = cpu_to_le32(r->pd);
+    cmd.reg_mr.access = cpu_to_le32(access);
+    cmd.reg_mr.iova = cpu_to_le64(iova);
+    cmd.reg_mr.length = cpu_to_le64(length);
+    cmd.reg_mr.first_offset = cpu_to_le32(first_offset);
+    if (pages) {
+        cmd.reg_mr.pages = *pages;
+    }
+    return hca_cmd(&r->h, &cmd, key);
+}
+
+uint32_t loop_sq_size(const Loop *l)
+{
+    return 1u << (12 - l->sq_shift);
+}
+
+/*
+ * With SHCA_QP_F_SQ_RECORD in flags, the record is the SQ's second page;
+ * with SHCA_QP_F_SRQ the QP receives through SRQ srqn and has no RQ.
+ */
+void loop_create(Rdma *r, Loop *l, uint8_t type, uint8_t sq_shift,
+                 uint8_t flags, uint32_t srqn)
+{
+    struct shca_aq_entry cmd;
+
+    memset(l, 0, sizeof(*l));
+    l->type = type;
+    l->access = SHCA_ACCESS_REMOTE_WRITE;
+    l->sq_shift = sq_shift;
+    stl_le_p(l->mac, rd(&r->h, SHCA_REG_MAC_LO));
+    stw_le_p(l->mac + 4, rd(&r->h, SHCA_REG_MAC_HI));
+    l->scq = rdma_cq(r, 0, LOOP_CQ_LOG, &l->scqbuf);
+    l->rcq = rdma_cq(r, 0, LOOP_CQ_LOG, &l->rcqbuf);
+    l->sq = guest_alloc(&r->h.alloc, flags ? 8192 : 4096);
+    l->rq = guest_alloc(&r->h.alloc, 4096);
+    rdma_qp_cmd(r, &cmd, 0, type, l->scq, l->rcq, l->sq,
+                flags & SHCA_QP_F_SRQ ? 0 : l->rq);
+    cmd.create_qp.sq_log_size = 12 - sq_shift;
+    cmd.create_qp.sq_wqe_shift = sq_shift;
+    cmd.create_qp.flags = flags;
+    cmd.create_qp.srqn = cpu_to_le16(srqn);
+    if (flags & SHCA_QP_F_SQ_RECORD) {
+        buf_direct(&cmd.create_qp.sq, l->sq, 2);
+    }
+    g_assert_cmpuint(hca_cmd(&r->h, &cmd, &l->qpn), ==, SHCA_AQ_OK);
+    /* one MR over all of RAM: SGE addresses are guest-physical */
+    g_assert_cmpuint(rdma_reg_mr(r, SHCA_ACCESS_PHYS | SHCA_ACCESS_LOCAL_WRITE,
+                                 0, RAM_TOP, 0, NULL, &l->key), ==,
+                     SHCA_AQ_OK);
+}
+
+void loop_start(Rdma *r, Loop *l, uint8_t type, uint8_t sq_shift)
+{
+    loop_create(r, l, type, sq_shift, 0, 0);
+}
+
+/* The NIC function with two RX buffers, for tests that use its rings. */
+void loop_nic(Rdma *r, Nic *n)
+{
+    nic_start(&r->h, n);
+    nic_post_rx(&r->h, n);
+    nic_post_rx(&r->h, n);
+}
+
+/* INIT -> RTR -> RTS, to itself. */
+void loop_connect_rts(Rdma *r, Loop *l)
+{
+    bool rc = l->type == SHCA_QPT_RC;
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_RTR);
+
+    a.access = cpu_to_le32(l->access);
+    a.dest_qpn = cpu_to_le32(l->qpn);
+    a.sq_psn = a.rq_psn;        /* it answers its own requests */
+    a.timeout = 8;              /* 1 ms: retransmit soon under faults */
+    a.av.dgid[10] = a.av.dgid[11] = 0xff;
+    stl_be_p(a.av.dgid + 12, 0x0a000001);
+    memcpy(a.av.dmac, l->mac, 6);
+    g_assert_cmpuint(rdma_modify(r, l->qpn, rc ? RC_RTR_MASK : UC_RTR_MASK,
+                                 &a), ==, SHCA_AQ_OK);
+    a.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(r, l->qpn, rc ? RC_RTS_MASK :
+                                 SHCA_QP_ATTR_STATE | SHCA_QP_ATTR_SQ_PSN,
+                                 &a), ==, SHCA_AQ_OK);
+}
+
+/* RESET (if it is not) -> INIT, and -> RTR -> RTS to itself unless init. */
+void loop_connect(Rdma *r, Loop *l, bool init)
+{
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_RESET);
+
+    g_assert_cmpuint(rdma_modify(r, l->qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    a = rc_attr(SHCA_QPS_INIT);
+    a.access = cpu_to_le32(l->access);
+    g_assert_cmpuint(rdma_modify(r, l->qpn, RC_INIT_MASK, &a), ==,
+                     SHCA_AQ_OK);
+    if (!init) {
+        loop_connect_rts(r, l);
+    }
+}
+
+/* Write send WQE i: the header, then tail (SGEs or inline data). */
+void loop_write_send(Rdma *r, Loop *l, uint16_t i,
+                     const struct shca_send_wqe *w, const void *tail,
+                     size_t tail_len)
+{
+    uint64_t slot = l->sq + ((uint64_t)(i & (loop_sq_size(l) - 1)) <<
+                             l->sq_shift);
+
+    g_assert_cmpuint(sizeof(*w) + tail_len, <=, 1u << l->sq_shift);
+    qtest_memset(r->h.qts, slot, 0, 1u << l->sq_shift);
+    qtest_memwrite(r->h.qts, slot, w, sizeof(*w));
+    if (tail_len) {
+        qtest_memwrite(r->h.qts, slot + sizeof(*w), tail, tail_len);
+    }
+}
+
+/* A signaled SEND of len bytes at addr (none if len is 0). */
+void loop_send(Rdma *r, Loop *l, uint16_t i, uint64_t wr_id,
+               uint64_t addr, uint32_t len, uint8_t flags)
+{
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(wr_id),
+        .opcode = SHCA_WR_SEND,
+        .flags = flags,
+        .num_sge = len ? 1 : 0,
+    };
+    struct shca_sge sge = {
+        .addr = cpu_to_le64(addr),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(l->key),
+    };
+
+    loop_write_send(r, l, i, &w, &sge, len ? sizeof(sge) : 0);
+}
+
+void loop_recv(Rdma *r, Loop *l, uint16_t i, uint64_t wr_id,
+               uint64_t addr, uint32_t len)
+{
+    struct shca_recv_wqe w = { .wr_id = cpu_to_le64(wr_id), .num_sge = 1 };
+    struct shca_sge sge = {
+        .addr = cpu_to_le64(addr),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(l->key),
+    };
+    uint64_t slot = l->rq + ((uint64_t)(i & 15) << LOOP_RQ_SHIFT);
+
+    qtest_memwrite(r->h.qts, slot, &w, sizeof(w));
+    qtest_memwrite(r->h.qts, slot + sizeof(w), &sge, sizeof(sge));
+}
+
+/* Whether CQE n of a CQ is there, by the phase rule; never waits. */
+bool loop_cqe_ready(Rdma *r, uint64_t cqbuf, uint32_t n)
+{
+    const uint32_t size = 1u << LOOP_CQ_LOG;
+    uint8_t phase = (n / size) & 1 ? 0 : SHCA_PHASE_BIT;
+
+    return (rdma_cqe(r, cqbuf, n % size).phase & SHCA_PHASE_BIT) == phase;
+}
+
+/*
+ * Wait (bounded, moving the VM clock for retransmissions) for CQE n of a
+ * CQ, by the phase rule, and tell the device it is consumed.
+ */
+struct shca_cqe loop_wait_cqe(Rdma *r, uint64_t cqbuf, uint32_t n)
+{
+    const uint32_t size = 1u << LOOP_CQ_LOG;
+    struct shca_cq_record rec = { .ci = cpu_to_le32(n + 1) };
+
+    for (int tries = 0; tries < 1000; tries++) {
+        if (loop_cqe_ready(r, cqbuf, n)) {
+            qtest_memwrite(r->h.qts, cqbuf + size * SHCA_CQE_SIZE, &rec,
+                           sizeof(rec));
+            return rdma_cqe(r, cqbuf, n % size);
+        }
+        g_usleep(5 * 1000);
+        qtest_clock_step(r->h.qts, 200 * 1000);
+    }
+    g_assert_not_reached();
+}
+
+struct shca_cqe loop_send_cqe(Rdma *r, Loop *l)
+{
+    return loop_wait_cqe(r, l->scqbuf, l->scq_n++);
+}
+
+struct shca_cqe loop_recv_cqe(Rdma *r, Loop *l)
+{
+    return loop_wait_cqe(r, l->rcqbuf, l->rcq_n++);
+}
+
+/* A UD or GSI QP of the kernel with 2^sq_log send WQEs, in RTS. */
+void ud_start_sq(Rdma *r, Ud *u, uint8_t type, uint32_t qkey,
+                 uint8_t sq_log)
+{
+    uint32_t sq_pages = MAX(1, (1u << (sq_log + UD_SQ_SHIFT)) / 4096);
+    struct shca_qp_attr a = {
+        .state = SHCA_QPS_INIT,
+        .qkey = cpu_to_le32(qkey),
+    };
+    struct shca_aq_entry cmd;
+
+    memset(u, 0, sizeof(*u));
+    u->scq = rdma_cq(r, 0, LOOP_CQ_LOG, &u->scqbuf);
+    u->rcq = rdma_cq(r, 0, LOOP_CQ_LOG, &u->rcqbuf);
+    u->sq = guest_alloc(&r->h.alloc, sq_pages * 4096);
+    u->rq = guest_alloc(&r->h.alloc, 4096);
+    rdma_qp_cmd(r, &cmd, 0, type, u->scq, u->rcq, u->sq, u->rq);
+    cmd.create_qp.sq_log_size = sq_log;
+    cmd.create_qp.sq_wqe_shift = UD_SQ_SHIFT;
+    buf_direct(&cmd.create_qp.sq, u->sq, sq_pages);
+    g_assert_cmpuint(hca_cmd(&r->h, &cmd, &u->qpn), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_modify(r, u->qpn, SHCA_QP_ATTR_STATE |
+                                 SHCA_QP_ATTR_QKEY, &a), ==, SHCA_AQ_OK);
+    a.state = SHCA_QPS_RTR;
+    g_assert_cmpuint(rdma_modify(r, u->qpn, SHCA_QP_ATTR_STATE, &a), ==,
+                     SHCA_AQ_OK);
+    a.state = SHCA_QPS_RTS;
+    a.sq_psn = cpu_to_le32(0xfffffe);   /* wraps after two sends */
+    g_assert_cmpuint(rdma_modify(r, u->qpn, SHCA_QP_ATTR_STATE |
+                                 SHCA_QP_ATTR_SQ_PSN, &a), ==, SHCA_AQ_OK);
+}
+
+/* A UD or GSI QP of the kernel with a one-page SQ, in RTS with Q_Key qkey. */
+void ud_start(Rdma *r, Ud *u, uint8_t type, uint32_t qkey)
+{
+    ud_start_sq(r, u, type, qkey, 12 - UD_SQ_SHIFT);
+}
