@@ -2,13 +2,14 @@
 #   make        build the device (in QEMU), the driver, the provider, the image
 #   make run    build, boot two VMs and show RDMA working between them
 #   make test   build and run the whole test suite
+#   make fuzz   fuzz the device, each fuzzer for FUZZ_SECONDS [600]
 #   make bench  softhca against Soft-RoCE on this machine, side by side
 # Build trees and downloads live in $(SOFTHCA_CACHE), outside the checkout.
 
 SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
-.PHONY: all deps qemu driver provider guest-tests image run test bench clean
+.PHONY: all deps qemu driver provider guest-tests image run test fuzz bench clean
 
 all: qemu image
 
@@ -34,7 +35,11 @@ run: all
 	tests/demo
 
 test: all
-	tests/run unit qtest vm
+	tests/run unit qtest sanitize fuzz vm
+
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run fuzz
 
 bench: all
 	tests/bench/run

@@ -43,6 +43,7 @@ apt-get install -y -q --no-install-recommends \
 	cpio gzip xz-utils zstd kmod busybox-static \
 	seabios qemu-system-data ipxe-qemu \
 	iproute2 bridge-utils tshark socat procps \
+	clang libclang-rt-dev llvm \
 	"linux-headers-$GUEST_KVER" "linux-kbuild-${GUEST_KVER%%-*}"
 apt-get install -y -q --no-install-recommends -t bookworm-backports meson
 

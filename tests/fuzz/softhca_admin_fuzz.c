@@ -1,0 +1,333 @@
+/*
+ * libFuzzer harness for softhca's admin queue: commands, the memory they
+ * point at (page lists, QP attributes), registers and doorbells, over a
+ * device that already holds a PD, EQs, CQs and an RC QP to operate on.
+ *
+ * An input is a list of records (the AD_* kinds below).  The data area
+ * that AD_MEM writes is at the same guest address in every run, and the
+ * seeds point commands at it.  With SOFTHCA_FUZZ_SEEDS set to a folder,
+ * the harness writes its seed corpus there and exits.
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "fuzz.h"
+#include "../softhca-qtest.h"
+#include "softhca_fuzz.h"
+
+enum {
+    AD_CMD,         /* a 64-byte command, posted and rung */
+    AD_MEM,         /* le16 offset, length, bytes into the data area */
+    AD_REG,         /* le16 BAR0 offset, le32 value */
+    AD_DB,          /* le16 BAR2 offset (two pages), le32 value */
+    AD_CLOCK,       /* n: the clock moves n + 1 ms */
+    AD_KINDS
+};
+
+#define AD_DATA_LEN     (64 * 1024)
+
+typedef struct AdWorld {
+    Rdma r;
+    Loop rc;
+    uint64_t data;
+} AdWorld;
+
+static AdWorld world;
+
+static void ad_world_build(QTestState *s)
+{
+    Rdma *r = &world.r;
+
+    memset(&world, 0, sizeof(world));
+    hca_attach(&r->h, s);
+    r->h.settle = flush_events;
+    rdma_init(r);
+    loop_start(r, &world.rc, SHCA_QPT_RC, 7);
+    world.data = guest_alloc(&r->h.alloc, AD_DATA_LEN);
+    qtest_memset(s, world.data, 0, AD_DATA_LEN);
+}
+
+/* Take the completions the device wrote, so that the ACQ never fills. */
+static void ad_reap(Hca *h)
+{
+    struct shca_acq_entry cqe;
+
+    for (int i = 0; i < (1 << ACQ_LOG) && hca_poll(h, &cqe); i++) {
+        continue;
+    }
+}
+
+static void ad_fuzz(QTestState *s, const unsigned char *data, size_t size)
+{
+    Hca *h = &world.r.h;
+
+    ad_world_build(s);
+    while (size > 0) {
+        uint8_t kind = *data % AD_KINDS;
+        struct shca_aq_entry cmd;
+        size_t used;
+
+        data++;
+        size--;
+        used = size;            /* a record cut short takes the rest */
+        switch (kind) {
+        case AD_CMD:
+            if (size >= sizeof(cmd)) {
+                memcpy(&cmd, data, sizeof(cmd));
+                hca_post(h, &cmd);
+                used = sizeof(cmd);
+            }
+            break;
+        case AD_MEM:
+            if (size >= 3) {
+                uint16_t off = lduw_le_p(data);
+                size_t len = MIN(MIN(data[2], size - 3), AD_DATA_LEN - off);
+
+                qtest_memwrite(s, world.data + off, data + 3, len);
+                used = 3 + len;
+            }
+            break;
+        case AD_REG:
+            if (size >= 6) {
+                wr(h, lduw_le_p(data) & 0xffc, ldl_le_p(data + 2));
+                used = 6;
+            }
+            break;
+        case AD_DB:
+            if (size >= 6) {
+                qpci_io_writel(h->dev, world.r.db,
+                               lduw_le_p(data) & (2 * SHCA_DB_PAGE_SIZE - 4),
+                               ldl_le_p(data + 2));
+                used = 6;
+            }
+            break;
+        case AD_CLOCK:
+            if (size >= 1) {
+                qtest_clock_step(s, (data[0] + 1) * 1000 * 1000);
+                used = 1;
+            }
+            break;
+        }
+        flush_events(s);
+        ad_reap(h);
+        data += used;
+        size -= used;
+    }
+    hca_detach(h);
+    fuzz_reset(s);
+}
+
+/* --- The seed corpus ------------------------------------------------------ */
+
+static void seed_cmd(GByteArray *b, const struct shca_aq_entry *cmd)
+{
+    uint8_t kind = AD_CMD;
+
+    g_byte_array_append(b, &kind, 1);
+    g_byte_array_append(b, (const uint8_t *)cmd, sizeof(*cmd));
+}
+
+static void seed_mem(GByteArray *b, uint16_t off, const void *p, uint8_t len)
+{
+    uint8_t h[4] = { AD_MEM };
+
+    stw_le_p(h + 1, off);
+    h[3] = len;
+    g_byte_array_append(b, h, sizeof(h));
+    g_byte_array_append(b, p, len);
+}
+
+static struct shca_aq_entry seed_handle(uint8_t opcode, uint32_t handle)
+{
+    struct shca_aq_entry cmd = { .opcode = opcode };
+
+    cmd.handle.handle = cpu_to_le32(handle);
+    return cmd;
+}
+
+/* MODIFY_QP of the world's QP with attributes a, written at offset off. */
+static void seed_modify(GByteArray *b, uint32_t mask,
+                        const struct shca_qp_attr *a, uint16_t off)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_MODIFY_QP };
+
+    seed_mem(b, off, a, sizeof(*a));
+    cmd.qp_attr.qpn = cpu_to_le32(world.rc.qpn);
+    cmd.qp_attr.attr_mask = cpu_to_le32(mask);
+    cmd.qp_attr.attr_addr = cpu_to_le64(world.data + off);
+    seed_cmd(b, &cmd);
+}
+
+static void ad_write_seeds(const char *dir)
+{
+    struct shca_aq_entry cmd;
+    struct shca_qp_attr a;
+    uint64_t list[8];
+    GByteArray *b;
+
+    /* CQs: create, resize, destroy */
+    b = g_byte_array_new();
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_CREATE_CQ };
+    cmd.create_cq.eqn = cpu_to_le32(1);
+    cmd.create_cq.log_size = 4;
+    buf_direct(&cmd.create_cq.buf, world.data, 1);
+    seed_cmd(b, &cmd);
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_RESIZE_CQ };
+    cmd.resize_cq.cqn = cpu_to_le32(world.rc.rcq + 1);
+    cmd.resize_cq.log_size = 6;
+    buf_direct(&cmd.resize_cq.buf, world.data + 4096, 2);
+    seed_cmd(b, &cmd);
+    cmd = seed_handle(SHCA_AQ_DESTROY_CQ, world.rc.rcq + 1);
+    seed_cmd(b, &cmd);
+    softhca_fuzz_write_seed(dir, "cq", b);
+
+    /* the world's QP through RESET -> INIT -> RTR -> RTS -> ERR, queried */
+    b = g_byte_array_new();
+    a = rc_attr(SHCA_QPS_INIT);
+    seed_modify(b, RC_INIT_MASK, &a, 0x8000);
+    a = rc_attr(SHCA_QPS_RTR);
+    seed_modify(b, RC_RTR_MASK, &a, 0x8040);
+    a = rc_attr(SHCA_QPS_RTS);
+    seed_modify(b, RC_RTS_MASK, &a, 0x8080);
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_QUERY_QP };
+    cmd.qp_attr.qpn = cpu_to_le32(world.rc.qpn);
+    cmd.qp_attr.attr_addr = cpu_to_le64(world.data + 0x80c0);
+    seed_cmd(b, &cmd);
+    a = rc_attr(SHCA_QPS_ERR);
+    seed_modify(b, SHCA_QP_ATTR_STATE, &a, 0x8100);
+    cmd = seed_handle(SHCA_AQ_DESTROY_QP, world.rc.qpn);
+    seed_cmd(b, &cmd);
+    softhca_fuzz_write_seed(dir, "qp-states", b);
+
+    /* a new QP on the world's CQs, in the data area */
+    b = g_byte_array_new();
+    rdma_qp_cmd(&world.r, &cmd, 0, SHCA_QPT_UD, world.rc.scq, world.rc.rcq,
+                world.data, world.data + 4096);
+    seed_cmd(b, &cmd);
+    cmd.create_qp.type = SHCA_QPT_UC;
+    cmd.create_qp.flags = SHCA_QP_F_SQ_RECORD;
+    buf_direct(&cmd.create_qp.sq, world.data + 8192, 2);
+    seed_cmd(b, &cmd);
+    softhca_fuzz_write_seed(dir, "qp-create", b);
+
+    /* MRs: direct, one-level and two-level page lists, rereg, dereg */
+    b = g_byte_array_new();
+    for (int i = 0; i < 8; i++) {
+        list[i] = cpu_to_le64(world.data + 0x4000 + i * 4096);
+    }
+    seed_mem(b, 0x1000, list, sizeof(list));
+    list[0] = cpu_to_le64(world.data + 0x1000);
+    seed_mem(b, 0x2000, list, sizeof(list[0]));
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_REG_MR };
+    cmd.reg_mr.pdn = cpu_to_le32(world.r.pd);
+    cmd.reg_mr.access = cpu_to_le32(SHCA_ACCESS_LOCAL_WRITE |
+                                    SHCA_ACCESS_REMOTE_WRITE);
+    cmd.reg_mr.iova = cpu_to_le64(0x10000);
+    cmd.reg_mr.length = cpu_to_le64(8 * 4096 - 100);
+    cmd.reg_mr.first_offset = cpu_to_le32(100);
+    buf_direct(&cmd.reg_mr.pages, world.data + 0x4000, 8);
+    seed_cmd(b, &cmd);
+    cmd.reg_mr.pages.flags = 0;
+    cmd.reg_mr.pages.addr = cpu_to_le64(world.data + 0x1000);
+    seed_cmd(b, &cmd);
+    cmd.reg_mr.pages.flags = SHCA_BUF_LIST2;
+    cmd.reg_mr.pages.addr = cpu_to_le64(world.data + 0x2000);
+    seed_cmd(b, &cmd);
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_REREG_MR };
+    cmd.rereg_mr.key = cpu_to_le32(world.rc.key + 0x100);
+    cmd.rereg_mr.mr.pdn = cpu_to_le32(world.r.pd);
+    cmd.rereg_mr.mr.access = cpu_to_le32(SHCA_ACCESS_REMOTE_READ);
+    cmd.rereg_mr.mr.length = cpu_to_le64(4096);
+    buf_direct(&cmd.rereg_mr.mr.pages, world.data + 0x4000, 1);
+    seed_cmd(b, &cmd);
+    cmd = seed_handle(SHCA_AQ_DEREG_MR, world.rc.key);
+    seed_cmd(b, &cmd);
+    softhca_fuzz_write_seed(dir, "mr", b);
+
+    /* PDs, user contexts, XRC domains, memory windows, SRQs */
+    b = g_byte_array_new();
+    cmd = seed_handle(SHCA_AQ_ALLOC_UCTX, 0);
+    seed_cmd(b, &cmd);
+    cmd = seed_handle(SHCA_AQ_ALLOC_PD, 1);
+    seed_cmd(b, &cmd);
+    cmd = seed_handle(SHCA_AQ_ALLOC_XRCD, 1);
+    seed_cmd(b, &cmd);
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_ALLOC_MW };
+    cmd.alloc_mw.pdn = cpu_to_le32(world.r.pd);
+    cmd.alloc_mw.type = 2;
+    seed_cmd(b, &cmd);
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_CREATE_SRQ };
+    cmd.create_srq.pdn = cpu_to_le32(world.r.pd);
+    cmd.create_srq.log_size = 4;
+    cmd.create_srq.wqe_shift = 5;
+    buf_direct(&cmd.create_srq.buf, world.data, 1);
+    seed_cmd(b, &cmd);
+    cmd = seed_handle(SHCA_AQ_DEALLOC_PD, world.r.pd);
+    seed_cmd(b, &cmd);
+    cmd = seed_handle(SHCA_AQ_DEALLOC_UCTX, 1);
+    seed_cmd(b, &cmd);
+    softhca_fuzz_write_seed(dir, "objects", b);
+
+    /* EQs, GIDs, multicast, counters */
+    b = g_byte_array_new();
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_CREATE_EQ };
+    cmd.create_eq.eqn = cpu_to_le32(2);
+    cmd.create_eq.vector = cpu_to_le16(4);
+    cmd.create_eq.log_size = 4;
+    buf_direct(&cmd.create_eq.buf, world.data, 1);
+    seed_cmd(b, &cmd);
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_SET_GID };
+    cmd.set_gid.index = cpu_to_le32(3);
+    cmd.set_gid.flags = cpu_to_le32(SHCA_GID_VALID);
+    cmd.set_gid.gid[0] = 0xfe;
+    cmd.set_gid.gid[1] = 0x80;
+    seed_cmd(b, &cmd);
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_ATTACH_MCAST };
+    cmd.mcast.qpn = cpu_to_le32(world.rc.qpn);
+    cmd.mcast.gid[0] = 0xff;
+    seed_cmd(b, &cmd);
+    cmd.opcode = SHCA_AQ_DETACH_MCAST;
+    seed_cmd(b, &cmd);
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_QUERY_STATS };
+    cmd.query_stats.addr = cpu_to_le64(world.data + 0x3000);
+    seed_cmd(b, &cmd);
+    cmd = seed_handle(SHCA_AQ_DESTROY_EQ, 2);
+    seed_cmd(b, &cmd);
+    softhca_fuzz_write_seed(dir, "eq-gid-mcast-stats", b);
+}
+
+static void ad_pre_fuzz(QTestState *s)
+{
+    const char *dir = getenv("SOFTHCA_FUZZ_SEEDS");
+
+    if (dir) {
+        /* the seeds name the world's handles and addresses */
+        ad_world_build(s);
+        ad_write_seeds(dir);
+        _exit(0);   /* not exit(): libFuzzer takes that for a crash */
+    }
+}
+
+static GString *ad_cmdline(FuzzTarget *t)
+{
+    return g_string_new(TARGET_NAME " -machine q35,accel=qtest -m 128 "
+                        "-nodefaults -display none -device softhca");
+}
+
+static void register_softhca_admin_fuzz_target(void)
+{
+    fuzz_add_target(&(FuzzTarget){
+        .name = "softhca-admin",
+        .description = "Fuzz softhca's admin queue, with the memory its "
+                       "commands name, its registers and doorbells",
+        .get_init_cmdline = ad_cmdline,
+        .pre_fuzz = ad_pre_fuzz,
+        .fuzz = ad_fuzz,
+    });
+}
+
+fuzz_target_init(register_softhca_admin_fuzz_target);
