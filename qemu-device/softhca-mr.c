@@ -229,8 +229,14 @@ uint8_t softhca_mr_dereg(SofthcaState *s, uint32_t key)
 void softhca_mr_reset(SofthcaState *s)
 {
     for (uint32_t i = 1; i < SOFTHCA_MR_TABLE; i++) {
-        softhca_mr_free(s, &s->mrs[i]);
-        s->mrs[i].tag = 0;
+        /*
+         * Entries never used are only read: the table's host memory is
+         * allocated as the guest's MRs reach it (spec §19).
+         */
+        if (s->mrs[i].valid || s->mrs[i].tag) {
+            softhca_mr_free(s, &s->mrs[i]);
+            s->mrs[i].tag = 0;
+        }
     }
     s->mr_pages = 0;
 }

@@ -160,6 +160,11 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
         status = softhca_wq_init(s, &qp->rq, &c->rq, c->rq_log_size,
                                  c->rq_wqe_shift, SOFTHCA_RQ_SHIFT_MIN, 0);
     }
+    if (status == SHCA_AQ_OK) {
+        qp->type = c->type;
+        qp->qpn = *qpn;
+        status = softhca_tp_create(s, qp);
+    }
     if (status != SHCA_AQ_OK) {
         softhca_buf_free(&qp->sq.buf);
         softhca_buf_free(&qp->rq.buf);
@@ -168,9 +173,7 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
     }
     qp->valid = true;
     qp->sq_record = c->flags & SHCA_QP_F_SQ_RECORD;
-    qp->type = c->type;
     qp->state = SHCA_QPS_RESET;
-    qp->qpn = *qpn;
     qp->uctx = uctx;
     qp->pdn = pdn;
     if (qp->type != SHCA_QPT_XRC_TGT) {
@@ -184,7 +187,6 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
         qp->srqn = srq->srqn;
         srq->users++;
     }
-    softhca_tp_reset(s, qp);
     trace_softhca_qp_create(*qpn, c->type, uctx, pdn, qp->sq.log_size,
                             qp->rq.log_size);
     return SHCA_AQ_OK;

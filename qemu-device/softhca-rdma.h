@@ -263,7 +263,13 @@ uint32_t softhca_mcast_qps(SofthcaState *s, const uint8_t *gid,
 
 /* --- transport hooks, called by the object layer and the NIC ------------- */
 
-/* The QP was created, or moved to RESET: clear the transport state. */
+/*
+ * CREATE_QP, its type and SQ set: reserve the host memory of its
+ * transport state within transport-mem (spec §19) and set it up;
+ * NO_RESOURCES if it does not fit.
+ */
+uint8_t softhca_tp_create(SofthcaState *s, SofthcaQp *qp);
+/* The QP moved to RESET: clear the transport state. */
 void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp);
 /*
  * MODIFY_QP applied attr_mask (to qp->attr; SQ_PSN and RQ_PSN also to

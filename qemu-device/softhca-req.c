@@ -17,7 +17,10 @@
 
 SofthcaSendOp *softhca_req_op(SofthcaQp *qp, uint16_t index)
 {
-    return &qp->tp.ops[index & (qp->tp.nops - 1)];
+    SofthcaQpTransport *tp = &qp->tp;
+
+    return (SofthcaSendOp *)((uint8_t *)tp->ops +
+                             (size_t)(index & (tp->nops - 1)) * tp->op_size);
 }
 
 /* ATOMIC_WRITE and FLUSH take no SGEs and no inline data (spec §15). */
@@ -65,7 +68,7 @@ static uint8_t softhca_req_check(SofthcaQp *qp, SofthcaSendOp *op,
             softhca_wr_is_read_atomic(w->opcode)) {
             return SHCA_CQE_LOC_QP_OP_ERR;
         }
-        memcpy(op->inline_data, raw + sizeof(*w), w->inline_len);
+        memcpy(op->sge, raw + sizeof(*w), w->inline_len);
         op->len = w->inline_len;
         return SHCA_CQE_SUCCESS;
     }
@@ -108,7 +111,7 @@ static bool softhca_req_start(SofthcaState *s, SofthcaQp *qp)
     if (stride > sizeof(raw)) {
         return false;
     }
-    memset(op, 0, sizeof(*op));
+    memset(op, 0, tp->op_size);
     if (!softhca_wq_read(s, &qp->sq, qp->sq.ci, raw, stride)) {
         op->status = SHCA_CQE_LOC_QP_OP_ERR;
     } else {
@@ -210,7 +213,7 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
     default:
         p.payload_len = MIN(mtu, op->len - off);
         if (w->flags & SHCA_WQE_INLINE) {
-            memcpy(payload, op->inline_data + off, p.payload_len);
+            memcpy(payload, (uint8_t *)op->sge + off, p.payload_len);
         } else if (softhca_sge_copy(s, qp, op->sge, w->num_sge, off, payload,
                                     p.payload_len, false) != SOFTHCA_MEM_OK) {
             op->status = SHCA_CQE_LOC_PROT_ERR;
@@ -291,13 +294,9 @@ static void softhca_req_work(SofthcaState *s, SofthcaQp *qp, uint32_t budget,
 {
     SofthcaQpTransport *tp = &qp->tp;
 
-    if (!softhca_tp_sends(qp) || tp->rnr_wait) {
+    /* only QPs that send need their ring */
+    if (!softhca_tp_sends(qp) || tp->rnr_wait || !softhca_tp_ops(qp)) {
         return;
-    }
-    if (!tp->ops) {
-        /* only QPs that send need it */
-        tp->nops = MIN(1u << qp->sq.log_size, SOFTHCA_REQ_OPS_MAX);
-        tp->ops = g_new0(SofthcaSendOp, tp->nops);
     }
     for (;;) {
         SofthcaSendOp *op;

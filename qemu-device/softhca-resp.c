@@ -201,13 +201,10 @@ static SofthcaRespResult softhca_resp_write(SofthcaState *s, SofthcaQp *qp,
     return SOFTHCA_RESP_DONE;
 }
 
-/* The READ/atomic slots in use: none on a QP that has none (UC). */
+/* The READ/atomic slots: none on a QP that has none (UC). */
 static uint32_t softhca_resp_rd_count(SofthcaQp *qp)
 {
-    if (!qp->tp.rd) {
-        return 0;
-    }
-    return MAX(1, MIN(qp->attr.max_dest_rd_atomic, SOFTHCA_MAX_QP_RD_ATOM));
+    return qp->tp.rd ? qp->tp.nrd : 0;
 }
 
 /* The j-th saved READ/atomic, oldest first. */
@@ -781,7 +778,7 @@ void softhca_resp_flush(SofthcaState *s, SofthcaQp *qp)
     if (tp->resp_bh) {
         qemu_bh_cancel(tp->resp_bh);
     }
-    for (unsigned i = 0; tp->rd && i < SOFTHCA_MAX_QP_RD_ATOM; i++) {
+    for (unsigned i = 0; i < softhca_resp_rd_count(qp); i++) {
         tp->rd[i].pending = false;
     }
     tp->ack_defer = false;

@@ -111,6 +111,9 @@ SofthcaMemStatus softhca_sge_copy(SofthcaState *s, SofthcaQp *qp,
 void softhca_tp_cqe(SofthcaState *s, SofthcaQp *qp, uint32_t cqn,
                     struct shca_cqe *cqe, bool solicited);
 
+/* The requester's ring, allocated on first use; NULL if the QP has none. */
+SofthcaSendOp *softhca_tp_ops(SofthcaQp *qp);
+
 /* softhca-req.c */
 SofthcaSendOp *softhca_req_op(SofthcaQp *qp, uint16_t index);
 void softhca_req_run(SofthcaState *s, SofthcaQp *qp);

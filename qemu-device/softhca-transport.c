@@ -146,6 +146,58 @@ void softhca_tp_cqe(SofthcaState *s, SofthcaQp *qp, uint32_t cqn,
 
 /* --- hooks ---------------------------------------------------------------- */
 
+/*
+ * The requester's ring of started WQEs (spec §19): one entry per SQ slot
+ * up to SOFTHCA_REQ_OPS_MAX, each with room for what follows the WQE in a
+ * slot of the SQ's stride.  QPs without a requester of their own (UD and
+ * GSI send from the SQ directly, an XRC target has no SQ) have none.
+ */
+static uint32_t softhca_tp_nops(const SofthcaQp *qp)
+{
+    if (softhca_qp_is_ud(qp) || !qp->sq.buf.npages) {
+        return 0;
+    }
+    return MIN(1u << qp->sq.log_size, SOFTHCA_REQ_OPS_MAX);
+}
+
+/*
+ * The bytes spec §13.2 reserves for an entry of the requester's ring (the
+ * part before what follows the WQE) and of the responder's; the structs
+ * may be smaller on some hosts, never larger.
+ */
+#define SOFTHCA_TP_OP_BYTES     88
+#define SOFTHCA_TP_RD_BYTES     80
+QEMU_BUILD_BUG_ON(sizeof(SofthcaSendOp) > SOFTHCA_TP_OP_BYTES);
+QEMU_BUILD_BUG_ON(sizeof(SofthcaRdAtomic) > SOFTHCA_TP_RD_BYTES);
+
+static uint32_t softhca_tp_op_size(const SofthcaQp *qp)
+{
+    uint32_t room = (1u << qp->sq.wqe_shift) - sizeof(struct shca_send_wqe);
+
+    return SOFTHCA_TP_OP_BYTES +
+           MIN(room, MAX(SOFTHCA_MAX_SGE * sizeof(struct shca_sge),
+                         SOFTHCA_MAX_INLINE));
+}
+
+uint8_t softhca_tp_create(SofthcaState *s, SofthcaQp *qp)
+{
+    uint64_t mem = (uint64_t)softhca_tp_nops(qp) * softhca_tp_op_size(qp);
+
+    if (softhca_qp_is_rc(qp)) {
+        mem += SOFTHCA_MAX_QP_RD_ATOM * SOFTHCA_TP_RD_BYTES;
+    }
+    if (mem > s->tp_mem_max - s->tp_mem) {
+        qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: transport-mem "
+                      "spent (%" PRIu64 " of %" PRIu64 " bytes)\n", qp->qpn,
+                      s->tp_mem, s->tp_mem_max);
+        return SHCA_AQ_NO_RESOURCES;
+    }
+    s->tp_mem += mem;
+    qp->tp.mem = mem;
+    softhca_tp_reset(s, qp);
+    return SHCA_AQ_OK;
+}
+
 void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp)
 {
     SofthcaQpTransport *tp = &qp->tp;
@@ -172,22 +224,33 @@ void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp)
         tp->resp_bh = qemu_bh_new_guarded(softhca_resp_bh, qp,
                                           &DEVICE(s)->mem_reentrancy_guard);
     }
-    if (tp->rd) {
-        memset(tp->rd, 0, sizeof(*tp->rd) * SOFTHCA_MAX_QP_RD_ATOM);
-    } else if (softhca_qp_is_rc(qp)) {
-        tp->rd = g_new0(SofthcaRdAtomic, SOFTHCA_MAX_QP_RD_ATOM);
-    }
+    /* INIT -> RTR sizes it anew, from max_dest_rd_atomic */
+    g_free(tp->rd);
     *tp = (SofthcaQpTransport) {
         .s = s,
+        .mem = tp->mem,
         .ops = tp->ops,
         .nops = tp->nops,
-        .rd = tp->rd,
+        .op_size = tp->op_size,
         .retry_timer = tp->retry_timer,
         .resp_bh = tp->resp_bh,
         .req_bh = tp->req_bh,
         .ack_timer = tp->ack_timer,
         .prev_op = SOFTHCA_OP_SEND_ONLY,
     };
+}
+
+SofthcaSendOp *softhca_tp_ops(SofthcaQp *qp)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+
+    if (!tp->ops && softhca_tp_nops(qp)) {
+        /* within what softhca_tp_create() reserved */
+        tp->nops = softhca_tp_nops(qp);
+        tp->op_size = softhca_tp_op_size(qp);
+        tp->ops = g_malloc0((size_t)tp->nops * tp->op_size);
+    }
+    return tp->ops;
 }
 
 void softhca_tp_modified(SofthcaState *s, SofthcaQp *qp, uint8_t old_state,
@@ -197,6 +260,12 @@ void softhca_tp_modified(SofthcaState *s, SofthcaQp *qp, uint8_t old_state,
 
     if (attr_mask & SHCA_QP_ATTR_RQ_PSN) {
         tp->rq_psn = qp->attr.rq_psn & SOFTHCA_PSN_MASK;
+    }
+    if (softhca_qp_is_rc(qp) && old_state == SHCA_QPS_INIT &&
+        qp->state == SHCA_QPS_RTR) {
+        /* within what softhca_tp_create() reserved */
+        tp->nrd = MAX(qp->attr.max_dest_rd_atomic, 1);
+        tp->rd = g_new0(SofthcaRdAtomic, tp->nrd);
     }
     if (attr_mask & SHCA_QP_ATTR_SQ_PSN) {
         tp->sq_psn = qp->attr.sq_psn & SOFTHCA_PSN_MASK;
@@ -249,6 +318,7 @@ void softhca_tp_destroy(SofthcaState *s, SofthcaQp *qp)
     }
     g_free(qp->tp.ops);
     g_free(qp->tp.rd);
+    s->tp_mem -= qp->tp.mem;
     qp->tp = (SofthcaQpTransport) { 0 };
 }
 

@@ -20,16 +20,18 @@
  */
 typedef struct SofthcaSendOp {
     struct shca_send_wqe wqe;
-    union {
-        struct shca_sge sge[SOFTHCA_MAX_SGE];
-        uint8_t inline_data[SOFTHCA_MAX_INLINE];
-    };
     uint64_t len;               /* message length */
     uint32_t first_psn;
     uint32_t npkts;             /* PSNs the message takes */
+    uint32_t resp_pkts;         /* READ: responses received, in order */
     uint8_t status;             /* a local error found when it was started */
     bool done;                  /* READ/atomic: every response arrived */
-    uint32_t resp_pkts;         /* READ: responses received, in order */
+    /*
+     * What follows the WQE in its SQ slot: SGEs, or inline data read as
+     * bytes; as much as the SQ's stride has room for, up to
+     * SOFTHCA_MAX_SGE SGEs or SOFTHCA_MAX_INLINE bytes (spec §13.2).
+     */
+    struct shca_sge sge[];
 } SofthcaSendOp;
 
 /*
@@ -65,9 +67,16 @@ typedef struct SofthcaQpTransport {
     SofthcaState *s;
     uint16_t ip_id;
 
+    /*
+     * Host memory reserved at CREATE_QP for ops and rd (spec §13.2),
+     * counted in SofthcaState.tp_mem; both are allocated when first used.
+     */
+    uint64_t mem;
+
     /* requester and completer; SQ counts are free-running like sq.ci */
-    SofthcaSendOp *ops;         /* one per SQ slot */
+    SofthcaSendOp *ops;         /* nops entries of op_size bytes */
     uint32_t nops;
+    uint32_t op_size;
     uint16_t sq_comp;           /* oldest WQE not completed */
     uint16_t sq_send;           /* WQE being (re)transmitted */
     uint32_t send_pkt;          /* its packets sent */
@@ -103,7 +112,8 @@ typedef struct SofthcaQpTransport {
     uint32_t write_rkey;
     uint64_t write_left;
     uint64_t write_len;
-    SofthcaRdAtomic *rd;        /* RC: SOFTHCA_MAX_QP_RD_ATOM of them */
+    SofthcaRdAtomic *rd;        /* RC from RTR: nrd of them */
+    uint32_t nrd;               /* max_dest_rd_atomic, at least 1 */
     uint32_t rd_next;
     bool ack_defer;             /* an ACK waits behind pending responses */
     bool ack_delayed;           /* an ACK waits for ack_timer or a request */

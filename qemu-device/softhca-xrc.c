@@ -83,12 +83,16 @@ uint8_t softhca_xrc_tgt_create(SofthcaState *s,
         return status;
     }
     qp = &s->qps[*qpn];
-    qp->valid = true;
     qp->type = SHCA_QPT_XRC_TGT;
-    qp->state = SHCA_QPS_RESET;
     qp->qpn = *qpn;
+    status = softhca_tp_create(s, qp);
+    if (status != SHCA_AQ_OK) {
+        *qp = (SofthcaQp) { 0 };
+        return status;
+    }
+    qp->valid = true;
+    qp->state = SHCA_QPS_RESET;
     qp->xrcdn = xrcdn;
-    softhca_tp_reset(s, qp);
     trace_softhca_qp_create(*qpn, c->type, 0, xrcdn, 0, 0);
     return SHCA_AQ_OK;
 }

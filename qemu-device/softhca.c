@@ -174,6 +174,9 @@ static const Property softhca_properties[] = {
     DEFINE_PROP_BOOL("x-caps-qp", SofthcaState, caps_qp, true),
     /* For a peer running rdma_rxe of Linux 6.12 (spec §12, §16). */
     DEFINE_PROP_BOOL("x-rxe-flush-icrc", SofthcaState, rxe_flush_icrc, false),
+    /* Host memory for the transport state of all QPs (spec §19). */
+    DEFINE_PROP_SIZE("transport-mem", SofthcaState, tp_mem_max,
+                     SOFTHCA_TRANSPORT_MEM_DEFAULT),
     /* Fault injection on the RoCEv2 frames, per mille (spec §12). */
     DEFINE_SOFTHCA_FAULT_PROP("fault-tx-drop", TX, DROP),
     DEFINE_SOFTHCA_FAULT_PROP("fault-tx-dup", TX, DUP),
@@ -183,6 +186,15 @@ static const Property softhca_properties[] = {
     DEFINE_SOFTHCA_FAULT_PROP("fault-rx-reorder", RX, REORDER),
     DEFINE_PROP_UINT64("fault-seed", SofthcaState, fault.seed, 0),
 };
+
+static void softhca_instance_init(Object *obj)
+{
+    SofthcaState *s = SOFTHCA(obj);
+
+    /* what of transport-mem the QPs have reserved, for the monitor */
+    object_property_add_uint64_ptr(obj, "x-transport-mem-reserved",
+                                   &s->tp_mem, OBJ_PROP_FLAG_READ);
+}
 
 static void softhca_class_init(ObjectClass *klass, void *data)
 {
@@ -212,6 +224,7 @@ static const TypeInfo softhca_info = {
     .name = TYPE_SOFTHCA,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(SofthcaState),
+    .instance_init = softhca_instance_init,
     .class_init = softhca_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },

@@ -11,6 +11,7 @@
 #ifndef HW_SOFTHCA_H
 #define HW_SOFTHCA_H
 
+#include "qemu/units.h"
 #include "hw/pci/pci_device.h"
 #include "net/net.h"
 #include "qom/object.h"
@@ -62,6 +63,13 @@ OBJECT_DECLARE_SIMPLE_TYPE(SofthcaState, SOFTHCA)
  * answers NO_RESOURCES.
  */
 #define SOFTHCA_MAX_MR_PAGES    (1u << 24)
+/*
+ * Host memory the transport state of all QPs together may take (the
+ * transport-mem property, spec §19); beyond it CREATE_QP answers
+ * NO_RESOURCES.  The default fits 1365 QPs of the largest SQ stride and
+ * 256 WQEs or more, and all 4096 QPs with SQs of up to 64 WQEs.
+ */
+#define SOFTHCA_TRANSPORT_MEM_DEFAULT   (128 * MiB)
 
 typedef struct SofthcaCq SofthcaCq;
 typedef struct SofthcaQp SofthcaQp;
@@ -138,6 +146,7 @@ struct SofthcaState {
     uint32_t db_pages;
     bool caps_qp;               /* x-caps-qp=off: a 0.1 device, no QP/CQ/MR */
     bool rxe_flush_icrc;        /* x-rxe-flush-icrc: FLUSH as rxe 6.12 */
+    uint64_t tp_mem_max;        /* transport-mem */
     SofthcaFault fault;         /* fault-* properties and their state */
 
     /* control and admin (spec §3.2, §3.3) */
@@ -178,6 +187,7 @@ struct SofthcaState {
     SofthcaSrq *srqs;           /* SOFTHCA_MAX_SRQ + 1, by srqn */
     unsigned long *xrcd_map;    /* XRC domains, by xrcdn */
     uint64_t mr_pages;          /* page addresses held by all MRs */
+    uint64_t tp_mem;            /* bytes of QP transport state reserved */
     SofthcaMcastGroup mcast[SOFTHCA_MAX_MCAST_GRP];
     bool cq_overrun_sweep;      /* moving the QPs of overrun CQs to ERR */
 

@@ -4570,6 +4570,98 @@ static void test_xrc(void)
     hca_stop(&r.h);
 }
 
+/* --- issue 11, defects 7 and 8 ----------------------------------------- */
+
+/* What of transport-mem the device's QPs have reserved (spec §12). */
+static uint64_t tp_mem_reserved(Rdma *r)
+{
+    QDict *rsp = qtest_qmp(r->h.qts, "{'execute': 'qom-get', 'arguments': "
+                           "{'path': '/machine/peripheral/hca', "
+                           "'property': 'x-transport-mem-reserved'}}");
+    uint64_t v;
+
+    g_assert(qdict_haskey(rsp, "return"));
+    v = qdict_get_int(rsp, "return");
+    qobject_unref(rsp);
+    return v;
+}
+
+/* CREATE_QP of a kernel QP with an SQ of 2^sq_log WQEs of 2^sq_shift. */
+static uint8_t limits_create_qp(Rdma *r, uint8_t type, uint32_t cq,
+                                uint64_t sq, uint8_t sq_log,
+                                uint8_t sq_shift, uint32_t *qpn)
+{
+    struct shca_aq_entry cmd;
+
+    rdma_qp_cmd(r, &cmd, 0, type, cq, cq, sq, 0);
+    cmd.create_qp.sq_log_size = sq_log;
+    cmd.create_qp.sq_wqe_shift = sq_shift;
+    buf_direct(&cmd.create_qp.sq, sq,
+               MAX(1, (1u << (sq_log + sq_shift)) / 4096));
+    return hca_cmd(&r->h, &cmd, qpn);
+}
+
+/*
+ * Issue 11, defect 7: the transport state of QPs is reserved at CREATE_QP
+ * within transport-mem, in proportion to the SQ and the type (spec
+ * §13.2); past the budget CREATE_QP answers NO_RESOURCES, and DESTROY_QP
+ * gives a QP's share back.
+ */
+static void test_limits_transport_memory_capped(void)
+{
+    /* 256 WQEs of 88 + 256 bytes, 128 READ/atomic slots of 80 */
+    const uint64_t big = 256 * (88 + 256) + 128 * 80;
+    const uint64_t small = 16 * 88 + 128 * 80;     /* 16 WQEs of 64 */
+    const uint64_t uc = 64 * (88 + 64);            /* 64 WQEs of 128 */
+    uint32_t qpn[16], ud, extra, n;
+    uint64_t sq, cqbuf;
+    uint32_t cq;
+    uint8_t st;
+    Rdma r;
+
+    rdma_start_with(&r, ",transport-mem=1M");
+    cq = rdma_cq(&r, 0, 4, &cqbuf);
+    sq = guest_alloc(&r.h.alloc, 1024 << 9);
+    g_assert_cmpuint(tp_mem_reserved(&r), ==, 0);
+    for (n = 0; n < ARRAY_SIZE(qpn); n++) {
+        st = limits_create_qp(&r, SHCA_QPT_RC, cq, sq, 8, 9, &qpn[n]);
+        if (st != SHCA_AQ_OK) {
+            break;
+        }
+    }
+    g_assert_cmpuint(st, ==, SHCA_AQ_NO_RESOURCES);
+    g_assert_cmpuint(n, ==, 1024 * 1024 / big);
+    g_assert_cmpuint(tp_mem_reserved(&r), ==, n * big);
+
+    /* what is left still takes QPs that reserve less, UD none at all */
+    g_assert_cmpuint(limits_create_qp(&r, SHCA_QPT_UD, cq, sq, 8, 9, &ud),
+                     ==, SHCA_AQ_OK);
+    g_assert_cmpuint(tp_mem_reserved(&r), ==, n * big);
+    g_assert_cmpuint(limits_create_qp(&r, SHCA_QPT_RC, cq, sq, 4, 6,
+                                      &extra), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(tp_mem_reserved(&r), ==, n * big + small);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, extra, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(limits_create_qp(&r, SHCA_QPT_UC, cq, sq, 6, 7,
+                                      &extra), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(tp_mem_reserved(&r), ==, n * big + uc);
+
+    /*
+     * A QP destroyed gives its share back, which a larger SQ takes: the
+     * ring stops at 256 WQEs.  A reset gives back all.
+     */
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, qpn[0], NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(limits_create_qp(&r, SHCA_QPT_RC, cq, sq, 10, 9,
+                                      &qpn[0]), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(tp_mem_reserved(&r), ==, n * big + uc);
+    g_assert_cmpuint(limits_create_qp(&r, SHCA_QPT_RC, cq, sq, 8, 9,
+                                      &qpn[n]), ==, SHCA_AQ_NO_RESOURCES);
+    wr(&r.h, SHCA_REG_CTRL, 0);
+    g_assert_cmpuint(tp_mem_reserved(&r), ==, 0);
+    hca_stop(&r.h);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -4641,6 +4733,8 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/fault/nic-untouched", test_fault_nic_untouched);
     qtest_add_func("/softhca/fault/deterministic", test_fault_deterministic);
     qtest_add_func("/softhca/fault/rc-recovers", test_fault_rc_recovers);
+    qtest_add_func("/softhca/limits/transport-memory-capped",
+                   test_limits_transport_memory_capped);
 
     return g_test_run();
 }
