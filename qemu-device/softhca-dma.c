@@ -69,6 +69,51 @@ bool softhca_dma_write(SofthcaState *s, uint64_t addr, const void *buf,
 }
 
 /*
+ * An 8-byte aligned guest word, mapped in place for an atomic access
+ * (spec §16): guest RAM the device may write, never a bounce buffer,
+ * which would not be atomic against the vCPUs.  The BQL, which the device
+ * holds, keeps the memory map as checked here until the word is unmapped.
+ */
+uint64_t *softhca_dma_map_word(SofthcaState *s, uint64_t addr)
+{
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
+    hwaddr xlat, len = sizeof(uint64_t);
+    bool direct = false;
+    void *word;
+
+    WITH_RCU_READ_LOCK_GUARD() {
+        MemoryRegion *mr = address_space_translate(as, addr, &xlat, &len,
+                                                   true, attrs);
+
+        direct = memory_access_is_direct(mr, true, attrs);
+    }
+    if (!direct || len < sizeof(uint64_t) ||
+        (addr & (sizeof(uint64_t) - 1))) {
+        goto bad;
+    }
+    word = address_space_map(as, addr, &len, true, attrs);
+    if (!word) {
+        goto bad;
+    }
+    if (len < sizeof(uint64_t) || ((uintptr_t)word & (sizeof(uint64_t) - 1))) {
+        address_space_unmap(as, word, len, true, 0);
+        goto bad;
+    }
+    return word;
+
+bad:
+    trace_softhca_err_dma("map", addr, sizeof(uint64_t));
+    return NULL;
+}
+
+void softhca_dma_unmap_word(SofthcaState *s, uint64_t *word, bool written)
+{
+    address_space_unmap(pci_get_address_space(PCI_DEVICE(s)), word,
+                        sizeof(*word), true, written ? sizeof(*word) : 0);
+}
+
+/*
  * Write an entry whose last byte hands it to the driver (phase or DONE
  * flags): the body first, then that byte, so that a driver polling on
  * another vCPU never sees the flag before the body.

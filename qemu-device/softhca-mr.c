@@ -288,6 +288,31 @@ SofthcaMemStatus softhca_mem_check(SofthcaState *s, const SofthcaQp *qp,
     return softhca_mem_key(s, qp, key, addr, len, access, whole, &mr);
 }
 
+uint64_t *softhca_mem_map_word(SofthcaState *s, const SofthcaQp *qp,
+                               uint32_t key, uint64_t addr, uint32_t access)
+{
+    SofthcaMr *mr;
+    uint64_t *word;
+    uint64_t gpa;
+
+    if (softhca_mem_key(s, qp, key, addr, sizeof(*word), access, false,
+                        &mr) != SOFTHCA_MEM_OK) {
+        return NULL;
+    }
+    if (mr->mw_type) {
+        mr = &s->mrs[mr->mw_mr];
+    }
+    gpa = mr->access & SHCA_ACCESS_PHYS ? addr :
+          softhca_buf_addr(&mr->pages, addr - mr->iova + mr->first_offset);
+    /* an MR whose iova and first_offset disagree modulo 8 misaligns it */
+    word = softhca_dma_map_word(s, gpa);
+    if (!word) {
+        trace_softhca_err_mem(key, addr, sizeof(*word),
+                              SOFTHCA_MEM_DMA_ERROR);
+    }
+    return word;
+}
+
 SofthcaMemStatus softhca_mem_copy(SofthcaState *s, const SofthcaQp *qp,
                                   uint32_t key, uint64_t addr, void *buf,
                                   uint64_t len, uint32_t access, bool to_guest)

@@ -177,6 +177,14 @@ SofthcaMemStatus softhca_mem_copy(SofthcaState *s, const SofthcaQp *qp,
                                   uint32_t key,
                                   uint64_t addr, void *buf, uint64_t len,
                                   uint32_t access, bool to_guest);
+/*
+ * The 8 bytes at addr (8-byte aligned) of MR key, checked as
+ * softhca_mem_copy() checks them, mapped in place for an atomic access
+ * (softhca_dma_map_word()); NULL if the checks fail or the word cannot be
+ * mapped so.
+ */
+uint64_t *softhca_mem_map_word(SofthcaState *s, const SofthcaQp *qp,
+                               uint32_t key, uint64_t addr, uint32_t access);
 
 /*
  * Move a QP to ERR (flushing its WQEs through softhca_tp_flush) and post

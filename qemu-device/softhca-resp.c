@@ -12,6 +12,7 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
+#include "softhca-atomic.h"
 #include "softhca-tp.h"
 #include "trace.h"
 
@@ -439,27 +440,27 @@ static SofthcaRespResult softhca_resp_atomic(SofthcaState *s, SofthcaQp *qp,
 {
     const SofthcaAtomicEth *a = &p->atomic;
     SofthcaRdAtomic *rd;
-    uint64_t orig, val;
+    uint64_t *word;
+    uint64_t orig;
+    bool written;
 
     if (!qp->tp.rd || !(qp->attr.access & SHCA_ACCESS_REMOTE_ATOMIC) ||
         (a->va & 7)) {
         return SOFTHCA_RESP_INVALID;
     }
-    if (softhca_mem_copy(s, qp, a->rkey, a->va, &orig, sizeof(orig),
-                         SHCA_ACCESS_REMOTE_ATOMIC, false) != SOFTHCA_MEM_OK) {
+    word = softhca_mem_map_word(s, qp, a->rkey, a->va,
+                                SHCA_ACCESS_REMOTE_ATOMIC);
+    if (!word) {
         return SOFTHCA_RESP_ACCESS;
     }
-    orig = le64_to_cpu(orig);
     if ((p->bth.opcode & ~SOFTHCA_TRANSPORT_MASK) == SOFTHCA_OP_COMPARE_SWAP) {
-        val = orig == a->compare ? a->swap_add : orig;
+        orig = softhca_atomic_cmp_swap(word, a->compare, a->swap_add);
+        written = orig == a->compare;
     } else {
-        val = orig + a->swap_add;
+        orig = softhca_atomic_fetch_add(word, a->swap_add);
+        written = true;
     }
-    val = cpu_to_le64(val);
-    if (softhca_mem_copy(s, qp, a->rkey, a->va, &val, sizeof(val),
-                         SHCA_ACCESS_REMOTE_ATOMIC, true) != SOFTHCA_MEM_OK) {
-        return SOFTHCA_RESP_ACCESS;
-    }
+    softhca_dma_unmap_word(s, word, written);
     rd = softhca_resp_rd_save(qp);
     *rd = (SofthcaRdAtomic) {
         .valid = true,
@@ -500,18 +501,20 @@ static SofthcaRespResult softhca_resp_atomic_write(SofthcaState *s,
                                                    const SofthcaRocePacket *p,
                                                    const uint8_t *payload)
 {
-    uint64_t val;
+    uint64_t *word;
 
     if (!qp->tp.rd || !(qp->attr.access & SHCA_ACCESS_REMOTE_WRITE) ||
-        p->reth.dma_len != sizeof(val) || p->payload_len != sizeof(val) ||
-        (p->reth.va & 7)) {
+        p->reth.dma_len != sizeof(*word) ||
+        p->payload_len != sizeof(*word) || (p->reth.va & 7)) {
         return SOFTHCA_RESP_INVALID;
     }
-    memcpy(&val, payload, sizeof(val));
-    if (softhca_mem_copy(s, qp, p->reth.rkey, p->reth.va, &val, sizeof(val),
-                         SHCA_ACCESS_REMOTE_WRITE, true) != SOFTHCA_MEM_OK) {
+    word = softhca_mem_map_word(s, qp, p->reth.rkey, p->reth.va,
+                                SHCA_ACCESS_REMOTE_WRITE);
+    if (!word) {
         return SOFTHCA_RESP_ACCESS;
     }
+    softhca_atomic_store(word, payload);
+    softhca_dma_unmap_word(s, word, true);
     return softhca_resp_empty_answer(s, qp, p->bth.psn);
 }
 

@@ -238,6 +238,13 @@ bool softhca_dma_write(SofthcaState *s, uint64_t addr, const void *buf,
                        size_t len);
 bool softhca_dma_write_owned(SofthcaState *s, uint64_t addr, const void *entry,
                              size_t len);
+/*
+ * The 8-byte aligned guest word at addr mapped for an atomic access, or
+ * NULL if it is not guest RAM the device can write in place; unmapped
+ * with written set if the access changed it (dirty tracking).
+ */
+uint64_t *softhca_dma_map_word(SofthcaState *s, uint64_t addr);
+void softhca_dma_unmap_word(SofthcaState *s, uint64_t *word, bool written);
 uint8_t softhca_buf_init(SofthcaState *s, SofthcaBuf *buf,
                          const struct shca_buf_desc *desc, uint64_t min_len);
 uint8_t softhca_buf_init_list2(SofthcaState *s, SofthcaBuf *buf,

@@ -4662,6 +4662,144 @@ static void test_limits_transport_memory_capped(void)
     hca_stop(&r.h);
 }
 
+/*
+ * Post a COMPARE_SWAP (compare_add, swap) or FETCH_ADD (compare_add) as
+ * WQE 0 on a freshly connected QP, its result to the 8 bytes at local,
+ * and check its CQE as awf_one() does: status, or with nak a NAK of the
+ * responder.
+ */
+static void atomic_one(Rdma *r, Loop *l, uint8_t opcode, uint32_t rkey,
+                       uint64_t raddr, uint64_t compare_add, uint64_t swap,
+                       uint64_t local, uint8_t nak, Refusals *ref)
+{
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(0xa700),
+        .opcode = opcode,
+        .flags = SHCA_WQE_SIGNALED,
+        .num_sge = 1,
+        .remote_addr = cpu_to_le64(raddr),
+        .rkey = cpu_to_le32(rkey),
+        .compare_add = cpu_to_le64(compare_add),
+        .swap = cpu_to_le64(swap),
+    };
+    struct shca_sge sge = {
+        .addr = cpu_to_le64(local),
+        .length = cpu_to_le32(8),
+        .lkey = cpu_to_le32(l->key),
+    };
+    uint64_t stats[SHCA_STAT_COUNT];
+    struct shca_cqe cqe;
+    struct shca_eqe eqe;
+
+    loop_connect(r, l, false);
+    loop_write_send(r, l, 0, &w, &sge, sizeof(sge));
+    rdma_db(r, 0, SHCA_DB_SQ, 1 << 16 | l->qpn);
+    cqe = loop_send_cqe(r, l);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xa700);
+    if (nak) {
+        g_assert_cmpuint(cqe.status, ==, SHCA_CQE_WR_FLUSH_ERR);
+        ref->naks++;
+        eqe = rdma_eqe(r, r->eq0, ref->eqes++);
+        g_assert_cmpuint(eqe.type, ==, nak);
+        g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, l->qpn);
+    } else {
+        g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+        g_assert_cmphex(cqe.opcode, ==, opcode == SHCA_WR_ATOMIC_CMP_SWP ?
+                        SHCA_CQE_OP_COMP_SWAP : SHCA_CQE_OP_FETCH_ADD);
+        g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, 8);
+    }
+    rdma_stats(r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_NAKS_SENT], ==, ref->naks);
+}
+
+/*
+ * Issue 11, defect 8: COMPARE_SWAP, FETCH_ADD and ATOMIC WRITE run as
+ * host atomic operations on the guest word, mapped in place (spec §16),
+ * with the results IBA gives.  A word the device cannot map so, 8-byte
+ * aligned guest RAM (no memory, MMIO, or misaligned because the MR's
+ * iova and first_offset disagree modulo 8), is answered with a remote
+ * access NAK and left as it was.
+ */
+static void test_atomic_guest_word_mapped(void)
+{
+    const uint32_t acc = SHCA_ACCESS_LOCAL_WRITE | SHCA_ACCESS_REMOTE_WRITE |
+                         SHCA_ACCESS_REMOTE_ATOMIC;
+    const uint64_t iova = 0x40000000;
+    g_autofree char *netdev = dgram_loop_netdev();
+    const uint8_t aw = SHCA_WR_ATOMIC_WRITE, fa = SHCA_WR_ATOMIC_FETCH_ADD;
+    const uint8_t cs = SHCA_WR_ATOMIC_CMP_SWP;
+    const uint8_t access_err = SHCA_EQE_QP_ACCESS_ERR;
+    uint32_t paged, skewed, phys;
+    struct shca_buf_desc d;
+    Refusals ref = { 0 };
+    uint64_t pages, local;
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, netdev);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    l.access = SHCA_ACCESS_REMOTE_ATOMIC | SHCA_ACCESS_REMOTE_WRITE;
+    pages = guest_alloc(&r.h.alloc, 2 * 4096);
+    qtest_memset(r.h.qts, pages, 0, 2 * 4096);
+    local = guest_alloc(&r.h.alloc, 4096);
+    buf_direct(&d, pages, 2);
+    g_assert_cmpuint(rdma_reg_mr(&r, acc, iova, 8192, 0, &d, &paged), ==,
+                     SHCA_AQ_OK);
+    /* iova + 8 lies 12 bytes into the pages: no word is aligned */
+    g_assert_cmpuint(rdma_reg_mr(&r, acc, iova, 8000, 4, &d, &skewed), ==,
+                     SHCA_AQ_OK);
+    /* guest-physical, over RAM, the holes and the MMIO below 4 GiB */
+    g_assert_cmpuint(rdma_reg_mr(&r, acc | SHCA_ACCESS_PHYS, 0, 1ull << 32,
+                                 0, NULL, &phys), ==, SHCA_AQ_OK);
+
+    /* the results of IBA, in the guest's little-endian word */
+    qtest_writeq(r.h.qts, pages + 8, 0x1122334455667788ull);
+    atomic_one(&r, &l, fa, paged, iova + 8, 0x1000000000000001ull, 0, local,
+               0, &ref);
+    g_assert_cmphex(qtest_readq(r.h.qts, local), ==, 0x1122334455667788ull);
+    g_assert_cmphex(qtest_readq(r.h.qts, pages + 8), ==,
+                    0x2122334455667789ull);
+    atomic_one(&r, &l, cs, paged, iova + 8, 0x2122334455667789ull, 0xdead,
+               local, 0, &ref);
+    g_assert_cmphex(qtest_readq(r.h.qts, local), ==, 0x2122334455667789ull);
+    g_assert_cmphex(qtest_readq(r.h.qts, pages + 8), ==, 0xdead);
+    atomic_one(&r, &l, cs, paged, iova + 8, 1, 2, local, 0, &ref);
+    g_assert_cmphex(qtest_readq(r.h.qts, local), ==, 0xdead);
+    g_assert_cmphex(qtest_readq(r.h.qts, pages + 8), ==, 0xdead);
+    /* FETCH_ADD wraps; the second page is reached through its own entry */
+    qtest_writeq(r.h.qts, pages + 4096, ~0ull);
+    atomic_one(&r, &l, fa, paged, iova + 4096, 2, 0, local, 0, &ref);
+    g_assert_cmphex(qtest_readq(r.h.qts, local), ==, ~0ull);
+    g_assert_cmphex(qtest_readq(r.h.qts, pages + 4096), ==, 1);
+    atomic_one(&r, &l, fa, phys, pages + 4096, 5, 0, local, 0, &ref);
+    g_assert_cmphex(qtest_readq(r.h.qts, pages + 4096), ==, 6);
+    awf_one(&r, &l, aw, paged, iova + 4088, 0x0807060504030201ull, 0,
+            SHCA_CQE_SUCCESS, 0, &ref);
+    g_assert_cmphex(qtest_readq(r.h.qts, pages + 4088), ==,
+                    0x0807060504030201ull);
+
+    /* no memory, MMIO (the function's own registers): refused */
+    atomic_one(&r, &l, fa, phys, RAM_TOP + 4096, 1, 0, local, access_err,
+               &ref);
+    atomic_one(&r, &l, cs, phys, r.h.bar.addr, SHCA_MAGIC, 0, local,
+               access_err, &ref);
+    awf_one(&r, &l, aw, phys, r.h.bar.addr + SHCA_REG_CTRL, 0, 0, 0,
+            access_err, &ref);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_MAGIC), ==, SHCA_MAGIC);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+
+    /* a misaligned word, or one across two pages: never half done */
+    atomic_one(&r, &l, fa, skewed, iova + 8, 1, 0, local, access_err, &ref);
+    atomic_one(&r, &l, cs, skewed, iova + 8, 0, 1, local, access_err, &ref);
+    awf_one(&r, &l, aw, skewed, iova + 4088, ~0ull, 0, 0, access_err, &ref);
+    g_assert_cmphex(qtest_readq(r.h.qts, pages + 8), ==, 0xdead);
+    g_assert_cmphex(qtest_readq(r.h.qts, pages + 16), ==, 0);
+    g_assert_cmphex(qtest_readq(r.h.qts, pages + 4088), ==,
+                    0x0807060504030201ull);
+    g_assert_cmphex(qtest_readq(r.h.qts, pages + 4096), ==, 6);
+    hca_stop(&r.h);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -4735,6 +4873,8 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/fault/rc-recovers", test_fault_rc_recovers);
     qtest_add_func("/softhca/limits/transport-memory-capped",
                    test_limits_transport_memory_capped);
+    qtest_add_func("/softhca/atomic/guest-word-mapped",
+                   test_atomic_guest_word_mapped);
 
     return g_test_run();
 }
