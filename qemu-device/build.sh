@@ -85,15 +85,17 @@ append_once "$src/hw/Kconfig" 'source softhca/Kconfig'
 append_once "$src/hw/meson.build" "subdir('softhca')"
 insert_after_once "$src/meson.build" "    'hw/remote'," "    'hw/softhca',"
 
-# The qtest and its helper library, which the fuzzing harnesses share.
+# The qtests and their helper library, which the fuzzing harnesses share.
 ln -sfn "$qtest_src" "$src/tests/qtest/softhca-test.c"
-for f in softhca-qtest.c softhca-qtest.h; do
+for f in softhca-cve-test.c softhca-qtest.c softhca-qtest.h; do
 	ln -sfn "$(dirname "$qtest_src")/$f" "$src/tests/qtest/$f"
 done
-insert_after_once "$src/tests/qtest/meson.build" 'qtests_x86_64 = qtests_i386' \
-	"qtests_x86_64 += config_all_devices.has_key('CONFIG_SOFTHCA') ? ['softhca-test'] : []"
-insert_after_once "$src/tests/qtest/meson.build" 'qtests = {' \
-	"  'softhca-test': files('softhca-qtest.c'),"
+for t in softhca-cve-test softhca-test; do
+	insert_after_once "$src/tests/qtest/meson.build" 'qtests_x86_64 = qtests_i386' \
+		"qtests_x86_64 += config_all_devices.has_key('CONFIG_SOFTHCA') ? ['$t'] : []"
+	insert_after_once "$src/tests/qtest/meson.build" 'qtests = {' \
+		"  '$t': files('softhca-qtest.c'),"
+done
 fuzz_meson=$src/tests/qtest/fuzz/meson.build
 append_once "$fuzz_meson" \
 	"specific_fuzz_ss.add(when: 'CONFIG_SOFTHCA', if_true: files('../softhca-qtest.c'))"
@@ -136,7 +138,7 @@ opts=(
 	--enable-trace-backends=log	# `-trace softhca_*` prints to stderr
 	--disable-docs --disable-download --disable-install-blobs
 )
-targets=(qemu-system-x86_64 tests/qtest/softhca-test)
+targets=(qemu-system-x86_64 tests/qtest/softhca-test tests/qtest/softhca-cve-test)
 if [ "${SOFTHCA_SANITIZE:-0}" = 1 ]; then
 	# QEMU's fuzzing needs clang; the same build serves the sanitized qtests
 	# and VM smoke, since fuzzer-no-link instrumentation changes nothing else.

@@ -726,3 +726,30 @@ void ud_start(Rdma *r, Ud *u, uint8_t type, uint32_t qkey)
 {
     ud_start_sq(r, u, type, qkey, 12 - UD_SQ_SHIFT);
 }
+
+/*
+ * Post send WQE w (then tail) and a good SEND behind it to a QP in RTS:
+ * the first completes with status, the QP goes to ERR and the second is
+ * flushed.
+ */
+void check_bad_send(Rdma *r, Loop *l, const struct shca_send_wqe *w,
+                    const void *tail, size_t tail_len, uint8_t status)
+{
+    struct shca_cqe cqe;
+
+    loop_connect(r, l, false);
+    loop_write_send(r, l, 0, w, tail, tail_len);
+    loop_send(r, l, 1, 0xf1, 0, 0, SHCA_WQE_SIGNALED);
+    rdma_db(r, 0, SHCA_DB_SQ, 2 << 16 | l->qpn);
+    cqe = loop_send_cqe(r, l);
+    g_assert_cmpuint(cqe.status, ==, status);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, le64_to_cpu(w->wr_id));
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, 0);
+    g_assert_cmpuint(cqe.opcode & SHCA_CQE_OP_RECV, ==, 0);
+    cqe = loop_send_cqe(r, l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_WR_FLUSH_ERR);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xf1);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, 1);
+    g_assert_cmpuint(rdma_state(r, l->qpn), ==, SHCA_QPS_ERR);
+    g_assert_cmphex(rd(&r->h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+}

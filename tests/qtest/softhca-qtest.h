@@ -174,6 +174,8 @@ bool loop_cqe_ready(Rdma *r, uint64_t cqbuf, uint32_t n);
 struct shca_cqe loop_wait_cqe(Rdma *r, uint64_t cqbuf, uint32_t n);
 struct shca_cqe loop_send_cqe(Rdma *r, Loop *l);
 struct shca_cqe loop_recv_cqe(Rdma *r, Loop *l);
+void check_bad_send(Rdma *r, Loop *l, const struct shca_send_wqe *w,
+                    const void *tail, size_t tail_len, uint8_t status);
 void ud_start_sq(Rdma *r, Ud *u, uint8_t type, uint32_t qkey,
                  uint8_t sq_log);
 void ud_start(Rdma *r, Ud *u, uint8_t type, uint32_t qkey);
