@@ -234,9 +234,17 @@ static void softhca_comp_ack(SofthcaState *s, SofthcaQp *qp,
         if (softhca_tp_sends(qp) && tp->sq_comp != qp->sq.ci &&
             softhca_wr_is_read_atomic(head->wqe.opcode) && !head->done &&
             softhca_psn_diff(psn, softhca_op_last_psn(head)) >= 0) {
-            /* acknowledged past a READ or atomic: its responses got lost */
-            softhca_comp_retry(s, qp, softhca_psn_add(head->first_psn,
-                                                      head->resp_pkts));
+            /*
+             * Acknowledged past a READ or atomic: its responses got lost.
+             * Ask again once per gap, as for a gap in the responses: the
+             * ACKs of the requests sent again after it would otherwise
+             * each start another retry before its responses can arrive.
+             */
+            if (!tp->read_nak) {
+                tp->read_nak = true;
+                softhca_comp_retry(s, qp, softhca_psn_add(head->first_psn,
+                                                          head->resp_pkts));
+            }
             return;
         }
         break;

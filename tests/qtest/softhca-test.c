@@ -3034,6 +3034,59 @@ static void test_forged_ack_dropped(void)
 }
 
 /*
+ * An ACK past a READ whose responses were lost made the requester ask
+ * again, and so did every ACK after, before the responses it asked for
+ * could come: under reordering the ACKs of the requests it sent again
+ * after the READ spent all its retries in a few milliseconds
+ * (tests/guest/rdma-soak with 64 QPs).  One retry per gap, as for a gap in
+ * the responses; the timer covers a retry that got lost.
+ */
+static void test_ack_past_read_retries_once(void)
+{
+    const uint32_t first = 0x100;
+    uint64_t stats[SHCA_STAT_COUNT], buf;
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(0xa1), .opcode = SHCA_WR_RDMA_READ,
+        .flags = SHCA_WQE_SIGNALED, .num_sge = 1,
+        .remote_addr = cpu_to_le64(0x10000), .rkey = cpu_to_le32(0x1234),
+    };
+    struct shca_sge sge = { .length = cpu_to_le32(2048) };
+    unsigned reads = 0;
+    uint8_t f[4200];
+    Wire wire;
+    Rdma r;
+    Loop l;
+
+    peer_start(&wire, &r, &l, SHCA_ACCESS_REMOTE_READ);
+    buf = guest_alloc(&r.h.alloc, 4096);
+    sge.addr = cpu_to_le64(buf);
+    sge.lkey = cpu_to_le32(l.key);
+    loop_write_send(&r, &l, 0, &w, &sge, sizeof(sge));
+    loop_send(&r, &l, 1, 0xa2, 0, 0, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    /* the READ (PSNs 0x100, 0x101 for its two responses), the SEND */
+    g_assert_cmpuint(peer_requests(&r, &wire, 300, &(uint32_t){ 0 }), ==, 2);
+
+    /* the SEND acknowledged three times, no READ response ever */
+    for (int i = 0; i < 3; i++) {
+        peer_ack(&wire, l.mac, l.qpn, first + 2, 1);
+    }
+    for (int t = 0; t < 300; t += 10) {
+        size_t n = wire_recv(&wire, f, sizeof(f), 10);
+
+        if (n > ROCE_OFF && f[ROCE_OFF] == 0x0c /* RDMA READ request */) {
+            g_assert_cmphex(ldl_be_p(f + ROCE_OFF + 8) & 0xffffff, ==, first);
+            reads++;
+        }
+    }
+    g_assert_cmpuint(reads, ==, 1);
+    rdma_stats(&r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_RETRANSMITS], ==, 1);
+    hca_stop(&r.h);
+    wire_close(&wire);
+}
+
+/*
  * Issue 11, defect 5: a duplicate RDMA READ re-executed with whatever rkey
  * and address it carried, and without the QP's access check, so a peer
  * read an MR the original never named, or after REMOTE_READ was revoked.
@@ -4744,6 +4797,8 @@ int main(int argc, char **argv)
                    test_uc_message_over_window);
     qtest_add_func("/softhca/peer/forged-ack-dropped",
                    test_forged_ack_dropped);
+    qtest_add_func("/softhca/rc/ack-past-read-retries-once",
+                   test_ack_past_read_retries_once);
     qtest_add_func("/softhca/peer/duplicate-read-checked",
                    test_duplicate_read_checked);
     qtest_add_func("/softhca/reentrancy/timer-msix-ctrl",
