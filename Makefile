@@ -2,6 +2,7 @@
 #   make        build the device (in QEMU), the driver, the provider, the image
 #   make run    build, boot two VMs and show RDMA working between them
 #   make test   build and run the whole test suite
+#   make test-full  the same with the long runs (a 5-minute soak)
 #   make fuzz   fuzz the device, each fuzzer for FUZZ_SECONDS [600]
 #   make bench  softhca against Soft-RoCE on this machine, side by side
 # Build trees and downloads live in $(SOFTHCA_CACHE), outside the checkout.
@@ -9,7 +10,7 @@
 SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
-.PHONY: all deps qemu driver provider guest-tests image run test fuzz bench clean
+.PHONY: all deps qemu driver provider guest-tests image run test test-full fuzz bench clean
 
 all: qemu image
 
@@ -36,6 +37,9 @@ run: all
 
 test: all
 	tests/run unit qtest sanitize fuzz vm
+
+test-full: all
+	SOAK_SECONDS=300 tests/run unit qtest sanitize fuzz vm
 
 FUZZ_SECONDS ?= 600
 fuzz: deps

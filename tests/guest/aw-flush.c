@@ -109,35 +109,11 @@ static void setup(bool client, uint32_t slots)
 static void connect_qp(const struct peer *remote, int gid_index,
 		       uint32_t psn)
 {
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = remote->qpn,
-		.rq_psn = remote->psn,
-		.max_dest_rd_atomic = DEPTH,
-		.min_rnr_timer = 12,
-		.ah_attr = {
-			.is_global = 1,
-			.port_num = 1,
-			.grh = { .sgid_index = gid_index, .hop_limit = 64 },
-		},
-	};
+	struct guest_rc_peer rc = { .qpn = remote->qpn, .psn = remote->psn };
 
-	memcpy(attr.ah_attr.grh.dgid.raw, remote->gid, 16);
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("modify_qp RTR");
-	attr.qp_state = IBV_QPS_RTS;
-	attr.sq_psn = psn;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = DEPTH;
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("modify_qp RTS");
+	memcpy(rc.gid, remote->gid, 16);
+	if (guest_rc_connect(qp, &rc, gid_index, psn, DEPTH, 14))
+		die("modify_qp RTR, RTS");
 }
 
 /* The next completion, which must be wr_id's, with status and opcode. */

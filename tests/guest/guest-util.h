@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <infiniband/verbs.h>
@@ -44,5 +45,21 @@ int guest_xfer(int fd, void *buf, size_t len, bool out);
  */
 int guest_tcp_accept(int port);
 int guest_tcp_connect(const char *host, int port);
+
+/* What the two sides of an RC connection tell each other. */
+struct guest_rc_peer {
+	uint32_t qpn;
+	uint32_t psn;
+	uint8_t gid[16];
+};
+
+/*
+ * Take an RC QP in INIT to RTS towards remote, over GID gid_index, with
+ * path MTU 1024, rd_atomic READs/atomics each way, the local ACK timeout
+ * given (4.096 us << timeout) and 7 retries: 0, or -1 with errno.
+ */
+int guest_rc_connect(struct ibv_qp *qp, const struct guest_rc_peer *remote,
+		     int gid_index, uint32_t sq_psn, uint8_t rd_atomic,
+		     uint8_t timeout);
 
 #endif
