@@ -95,20 +95,11 @@ static int wire[2];         /* [0] the harness's end, [1] the netdev's */
 /* A QP connected to the peer, as peer_start() in the qtests does. */
 static void rx_connect(Rdma *r, Loop *l, uint8_t type)
 {
-    struct shca_qp_attr a = rc_attr(SHCA_QPS_RTR);
-    bool rc = type == SHCA_QPT_RC;
-
     loop_start(r, l, type, 7);
     l->access = SHCA_ACCESS_REMOTE_WRITE | SHCA_ACCESS_REMOTE_READ |
-                (rc ? SHCA_ACCESS_REMOTE_ATOMIC | SHCA_ACCESS_FLUSH_GLOBAL : 0);
-    loop_connect(r, l, true);
-    a.access = cpu_to_le32(l->access);
-    g_assert_cmpuint(rdma_modify(r, l->qpn, rc ? RC_RTR_MASK : UC_RTR_MASK,
-                                 &a), ==, SHCA_AQ_OK);
-    a.state = SHCA_QPS_RTS;
-    g_assert_cmpuint(rdma_modify(r, l->qpn, rc ? RC_RTS_MASK :
-                                 SHCA_QP_ATTR_STATE | SHCA_QP_ATTR_SQ_PSN,
-                                 &a), ==, SHCA_AQ_OK);
+                (type == SHCA_QPT_RC ? SHCA_ACCESS_REMOTE_ATOMIC |
+                                       SHCA_ACCESS_FLUSH_GLOBAL : 0);
+    loop_connect_peer(r, l);
     for (uint16_t i = 0; i < 16; i++) {
         loop_recv(r, l, i, i, l->rq + 2048, 1024);
     }

@@ -562,25 +562,45 @@ void loop_nic(Rdma *r, Nic *n)
     nic_post_rx(&r->h, n);
 }
 
+/* INIT -> RTR -> RTS with attributes a (RTR's; the state is set here). */
+static void loop_rtr_rts(Rdma *r, Loop *l, struct shca_qp_attr *a)
+{
+    bool rc = l->type == SHCA_QPT_RC;
+
+    a->state = SHCA_QPS_RTR;
+    a->access = cpu_to_le32(l->access);
+    g_assert_cmpuint(rdma_modify(r, l->qpn, rc ? RC_RTR_MASK : UC_RTR_MASK,
+                                 a), ==, SHCA_AQ_OK);
+    a->state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(r, l->qpn, rc ? RC_RTS_MASK :
+                                 SHCA_QP_ATTR_STATE | SHCA_QP_ATTR_SQ_PSN,
+                                 a), ==, SHCA_AQ_OK);
+}
+
 /* INIT -> RTR -> RTS, to itself. */
 void loop_connect_rts(Rdma *r, Loop *l)
 {
-    bool rc = l->type == SHCA_QPT_RC;
     struct shca_qp_attr a = rc_attr(SHCA_QPS_RTR);
 
-    a.access = cpu_to_le32(l->access);
     a.dest_qpn = cpu_to_le32(l->qpn);
     a.sq_psn = a.rq_psn;        /* it answers its own requests */
     a.timeout = 8;              /* 1 ms: retransmit soon under faults */
     a.av.dgid[10] = a.av.dgid[11] = 0xff;
     stl_be_p(a.av.dgid + 12, 0x0a000001);
     memcpy(a.av.dmac, l->mac, 6);
-    g_assert_cmpuint(rdma_modify(r, l->qpn, rc ? RC_RTR_MASK : UC_RTR_MASK,
-                                 &a), ==, SHCA_AQ_OK);
-    a.state = SHCA_QPS_RTS;
-    g_assert_cmpuint(rdma_modify(r, l->qpn, rc ? RC_RTS_MASK :
-                                 SHCA_QP_ATTR_STATE | SHCA_QP_ATTR_SQ_PSN,
-                                 &a), ==, SHCA_AQ_OK);
+    loop_rtr_rts(r, l, &a);
+}
+
+/*
+ * RESET -> INIT -> RTR -> RTS to the peer rc_attr() names (10.0.0.2, its
+ * QPN and PSNs), with the rights l->access.
+ */
+void loop_connect_peer(Rdma *r, Loop *l)
+{
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_RTR);
+
+    loop_connect(r, l, true);
+    loop_rtr_rts(r, l, &a);
 }
 
 /* RESET (if it is not) -> INIT, and -> RTR -> RTS to itself unless init. */

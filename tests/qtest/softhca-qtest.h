@@ -163,6 +163,7 @@ void loop_start(Rdma *r, Loop *l, uint8_t type, uint8_t sq_shift);
 void loop_nic(Rdma *r, Nic *n);
 void loop_connect_rts(Rdma *r, Loop *l);
 void loop_connect(Rdma *r, Loop *l, bool init);
+void loop_connect_peer(Rdma *r, Loop *l);
 void loop_write_send(Rdma *r, Loop *l, uint16_t i,
                      const struct shca_send_wqe *w, const void *tail,
                      size_t tail_len);
