@@ -18,6 +18,9 @@
 #   SOFTHCA_SANITIZE=1  build in $SOFTHCA_CACHE/build/qemu-fuzz instead: clang
 #                       with ASan, UBSan and libFuzzer, adding the fuzzing
 #                       target qemu-fuzz-x86_64 with softhca's harnesses
+#   SOFTHCA_SANITIZE=coverage  the fuzzing target alone, without sanitizers
+#                       and with clang's source-based coverage, in
+#                       build/qemu-fuzz-cov (tests/fuzz/coverage)
 #   SOFTHCA_FUZZ_SRC    the harnesses [$SOFTHCA_TOP/tests/fuzz]
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../scripts/common.sh
@@ -146,6 +149,12 @@ if [ "${SOFTHCA_SANITIZE:-0}" = 1 ]; then
 	opts+=(--cc=clang --cxx=clang++ --host-cc=clang
 		--enable-fuzzing --enable-asan --enable-ubsan)
 	targets+=(qemu-fuzz-x86_64)
+elif [ "${SOFTHCA_SANITIZE:-0}" = coverage ]; then
+	build=$SOFTHCA_CACHE/build/qemu-fuzz-cov
+	opts+=(--cc=clang --cxx=clang++ --host-cc=clang --enable-fuzzing
+		"--extra-cflags=-fprofile-instr-generate -fcoverage-mapping"
+		"--extra-ldflags=-fprofile-instr-generate")
+	targets=(qemu-fuzz-x86_64)
 fi
 
 # A meson build dir cannot be re-pointed at another source tree or safely

@@ -48,7 +48,7 @@ static void ad_world_build(QTestState *s)
     rdma_init(r);
     loop_start(r, &world.rc, SHCA_QPT_RC, 7);
     world.data = guest_alloc(&r->h.alloc, AD_DATA_LEN);
-    qtest_memset(s, world.data, 0, AD_DATA_LEN);
+    hca_fill(&r->h, world.data, 0, AD_DATA_LEN);
 }
 
 /* Take the completions the device wrote, so that the ACQ never fills. */

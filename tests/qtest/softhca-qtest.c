@@ -28,6 +28,25 @@ static void save_fn(QPCIDevice *dev, int devfn, void *data)
     *(QPCIDevice **)data = dev;
 }
 
+/*
+ * Fill guest memory like qtest_memset(), in memwrites: QEMU 10.0's
+ * in-process fuzzing wrapper of qtest_memset() never frees the buffer it
+ * fills, which over a fuzzing run of hours is gigabytes.
+ */
+void hca_fill(Hca *h, uint64_t addr, uint8_t pattern, size_t len)
+{
+    uint8_t buf[4096];
+
+    memset(buf, pattern, sizeof(buf));
+    while (len) {
+        size_t n = MIN(len, sizeof(buf));
+
+        qtest_memwrite(h->qts, addr, buf, n);
+        addr += n;
+        len -= n;
+    }
+}
+
 /* Find the device on the machine qts runs, and enable it and MSI-X. */
 void hca_attach(Hca *h, QTestState *qts)
 {
@@ -93,7 +112,7 @@ void hca_enable(Hca *h)
 {
     h->aq = guest_alloc(&h->alloc, SHCA_AQ_ENTRY_SIZE << AQ_LOG);
     h->acq = guest_alloc(&h->alloc, sizeof(struct shca_acq_entry) << ACQ_LOG);
-    qtest_memset(h->qts, h->acq, 0, sizeof(struct shca_acq_entry) << ACQ_LOG);
+    hca_fill(h, h->acq, 0, sizeof(struct shca_acq_entry) << ACQ_LOG);
     h->aq_tail = h->acq_head = 0;
     h->acq_phase = true;
     hca_config_admin(h, h->aq, AQ_LOG, h->acq, ACQ_LOG);
@@ -174,8 +193,8 @@ void nic_start(Hca *h, Nic *n)
     n->rxr = guest_alloc(&h->alloc, 4096);
     n->txbuf = guest_alloc(&h->alloc, NIC_TX_BUF);
     n->rxbuf = guest_alloc(&h->alloc, NIC_BUF << NIC_LOG);
-    qtest_memset(h->qts, n->txr, 0, 4096);
-    qtest_memset(h->qts, n->rxr, 0, 4096);
+    hca_fill(h, n->txr, 0, 4096);
+    hca_fill(h, n->rxr, 0, 4096);
     n->tx_tail = n->rx_tail = 0;
     wr(h, SHCA_REG_NIC_TX_BASE_LO, n->txr);
     wr(h, SHCA_REG_NIC_TX_BASE_HI, n->txr >> 32);
@@ -292,8 +311,8 @@ void rdma_init(Rdma *r)
                      SHCA_AQ_OK);
     r->eq0 = guest_alloc(&h->alloc, 4096);
     r->eq1 = guest_alloc(&h->alloc, 4096);
-    qtest_memset(h->qts, r->eq0, 0, 4096);
-    qtest_memset(h->qts, r->eq1, 0, 4096);
+    hca_fill(h, r->eq0, 0, 4096);
+    hca_fill(h, r->eq1, 0, 4096);
     g_assert_cmpuint(hca_create_eq(h, 0, 2, RDMA_EQ_LOG, r->eq0, 1), ==,
                      SHCA_AQ_OK);
     g_assert_cmpuint(hca_create_eq(h, 1, 3, RDMA_EQ_LOG, r->eq1, 1), ==,
@@ -365,7 +384,7 @@ uint32_t rdma_cq(Rdma *r, uint32_t uctx, uint8_t log_size,
     uint32_t cqn;
 
     *addr = guest_alloc(&r->h.alloc, npages * 4096);
-    qtest_memset(r->h.qts, *addr, 0, npages * 4096);
+    hca_fill(&r->h, *addr, 0, npages * 4096);
     g_assert_cmpuint(rdma_create_cq(r, uctx, 1, log_size, *addr, npages,
                                     &cqn), ==, SHCA_AQ_OK);
     return cqn;
@@ -420,7 +439,7 @@ uint8_t rdma_query(Rdma *r, uint32_t qpn, struct shca_qp_attr *a)
     struct shca_aq_entry cmd = { .opcode = SHCA_AQ_QUERY_QP };
     uint8_t status;
 
-    qtest_memset(r->h.qts, r->attr, 0xee, sizeof(*a));
+    hca_fill(&r->h, r->attr, 0xee, sizeof(*a));
     cmd.qp_attr.qpn = cpu_to_le32(qpn);
     cmd.qp_attr.attr_addr = cpu_to_le64(r->attr);
     status = hca_cmd(&r->h, &cmd, NULL);
@@ -628,7 +647,7 @@ void loop_write_send(Rdma *r, Loop *l, uint16_t i,
                              l->sq_shift);
 
     g_assert_cmpuint(sizeof(*w) + tail_len, <=, 1u << l->sq_shift);
-    qtest_memset(r->h.qts, slot, 0, 1u << l->sq_shift);
+    hca_fill(&r->h, slot, 0, 1u << l->sq_shift);
     qtest_memwrite(r->h.qts, slot, w, sizeof(*w));
     if (tail_len) {
         qtest_memwrite(r->h.qts, slot + sizeof(*w), tail, tail_len);

@@ -106,6 +106,7 @@ typedef struct Ud {
 
 uint32_t rd(Hca *h, uint32_t reg);
 void wr(Hca *h, uint32_t reg, uint32_t val);
+void hca_fill(Hca *h, uint64_t addr, uint8_t pattern, size_t len);
 void hca_attach(Hca *h, QTestState *qts);
 void hca_start(Hca *h, const char *extra);
 void hca_detach(Hca *h);
