@@ -176,6 +176,20 @@ static void softhca_comp_retry(SofthcaState *s, SofthcaQp *qp, uint32_t psn)
     softhca_req_run(s, qp);
 }
 
+/*
+ * Responses of a READ or atomic are missing from psn: ask again once per
+ * gap (tp->read_nak, cleared when the expected response comes), whatever
+ * shows the gap, a later response or an ACK past the READ.
+ */
+static void softhca_comp_read_retry(SofthcaState *s, SofthcaQp *qp,
+                                    uint32_t psn)
+{
+    if (!qp->tp.read_nak) {
+        qp->tp.read_nak = true;
+        softhca_comp_retry(s, qp, psn);
+    }
+}
+
 void softhca_comp_timer_cb(void *opaque)
 {
     SofthcaQp *qp = opaque;
@@ -240,11 +254,9 @@ static void softhca_comp_ack(SofthcaState *s, SofthcaQp *qp,
              * ACKs of the requests sent again after it would otherwise
              * each start another retry before its responses can arrive.
              */
-            if (!tp->read_nak) {
-                tp->read_nak = true;
-                softhca_comp_retry(s, qp, softhca_psn_add(head->first_psn,
-                                                          head->resp_pkts));
-            }
+            softhca_comp_read_retry(s, qp,
+                                    softhca_psn_add(head->first_psn,
+                                                    head->resp_pkts));
             return;
         }
         break;
@@ -377,10 +389,7 @@ void softhca_comp_receive(SofthcaState *s, SofthcaQp *qp,
          * A response got lost (of this READ, or this whole atomic or
          * READ): ask again from it, once per gap.
          */
-        if (!tp->read_nak) {
-            tp->read_nak = true;
-            softhca_comp_retry(s, qp, expect);
-        }
+        softhca_comp_read_retry(s, qp, expect);
         return;
     }
     tp->read_nak = false;
