@@ -1,5 +1,6 @@
 # softhca: build everything, boot the lab, run the tests.
 #   make        build the device (in QEMU), the driver, the provider, the image
+#   make kernels  the driver and the image for every guest kernel we support
 #   make run    build, boot two VMs and show RDMA working between them
 #   make test   build and run the whole test suite
 #   make test-full  the same with the long runs (a 5-minute soak)
@@ -10,7 +11,7 @@
 SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
-.PHONY: all deps qemu driver provider guest-tests image run test test-full fuzz bench clean
+.PHONY: all deps qemu driver provider guest-tests image kernels run test test-full fuzz bench clean
 
 all: qemu image
 
@@ -21,7 +22,7 @@ qemu: deps
 	qemu-device/build.sh >/dev/null
 
 driver: deps
-	$(MAKE) -C guest-driver
+	guest-driver/build.sh >/dev/null
 
 provider: deps
 	guest-provider/build.sh >/dev/null
@@ -32,13 +33,18 @@ guest-tests: provider
 image: driver provider guest-tests
 	images/build.sh
 
+# scripts/kernels.sh lists the kernels
+kernels: image
+	guest-driver/build.sh all >/dev/null
+	images/build.sh --kernel all
+
 run: all
 	tests/demo
 
-test: all
+test: all kernels
 	tests/run unit qtest sanitize fuzz vm
 
-test-full: all
+test-full: all kernels
 	SOAK_SECONDS=300 tests/run unit qtest sanitize fuzz vm
 
 FUZZ_SECONDS ?= 600
@@ -49,5 +55,5 @@ bench: all
 	tests/bench/run
 
 clean:
-	$(MAKE) -C guest-driver clean
+	rm -rf $(SOFTHCA_CACHE)/build/driver
 	$(MAKE) -C tests/guest clean

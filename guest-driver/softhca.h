@@ -19,6 +19,8 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
+#include "softhca_compat.h"
+
 #include "softhca_hw.h"
 
 #define SOFTHCA_DRV_NAME		"softhca"
@@ -555,9 +557,10 @@ bool softhca_udata_req_ok(struct ib_device *ibdev, struct ib_udata *udata);
 
 /* softhca_cq.c */
 int softhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		      struct uverbs_attr_bundle *attrs);
+		      struct softhca_create_cq_arg *attrs);
 int softhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
-int softhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int softhca_resize_cq(struct ib_cq *ibcq, softhca_resize_cqe_t cqe,
+		      struct ib_udata *udata);
 void softhca_cq_event(struct softhca_dev *sdev, u32 cqn, u8 type);
 
 /* softhca_kcq.c */
@@ -632,7 +635,7 @@ int softhca_access_from_hw(u32 access);
 struct ib_mr *softhca_get_dma_mr(struct ib_pd *ibpd, int access_flags);
 struct ib_mr *softhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				  u64 virt_addr, int access_flags,
-				  struct ib_udata *udata);
+				  SOFTHCA_DMAH_PARAM struct ib_udata *udata);
 struct ib_mr *softhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				    u64 length, u64 virt_addr, int access,
 				    struct ib_pd *ibpd, struct ib_udata *udata);

@@ -97,9 +97,9 @@ static void softhca_cq_release(struct softhca_dev *sdev, struct softhca_cq *cq)
 }
 
 int softhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		      struct uverbs_attr_bundle *attrs)
+		      struct softhca_create_cq_arg *attrs)
 {
-	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
+	struct ib_udata *udata = softhca_create_cq_udata(attrs);
 	struct softhca_dev *sdev = to_sdev(ibcq->device);
 	struct softhca_ibv_create_cq_resp resp = {};
 	struct softhca_cq *cq = to_scq(ibcq);
@@ -189,7 +189,8 @@ int softhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  * the CQEs not yet polled, while the provider holds its poll lock.  No
  * kernel ULP resizes its CQs, so kernel CQs do not.
  */
-int softhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+int softhca_resize_cq(struct ib_cq *ibcq, softhca_resize_cqe_t cqe,
+		      struct ib_udata *udata)
 {
 	struct softhca_dev *sdev = to_sdev(ibcq->device);
 	struct softhca_ibv_resize_cq_resp resp = {};

@@ -104,10 +104,6 @@ static enum ib_wc_opcode softhca_wc_opcode(u8 opcode)
 		return IB_WC_REG_MR;
 	case SHCA_CQE_OP_BIND_MW:
 		return IB_WC_BIND_MW;
-	case SHCA_CQE_OP_FLUSH:
-		return IB_WC_FLUSH;
-	case SHCA_CQE_OP_ATOMIC_WRITE:
-		return IB_WC_ATOMIC_WRITE;
 	case SHCA_CQE_OP_RECV:
 		return IB_WC_RECV;
 	case SHCA_CQE_OP_RECV_RDMA_IMM:

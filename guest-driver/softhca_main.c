@@ -114,7 +114,7 @@ static const struct ib_device_ops softhca_rereg_mr_ops = {
 
 /* Resizing user CQs: CAPS.RESIZE_CQ. */
 static const struct ib_device_ops softhca_resize_cq_ops = {
-	.resize_cq = softhca_resize_cq,
+	.resize_user_cq = softhca_resize_cq,
 };
 
 static const struct ib_device_ops softhca_stats_ops = {

@@ -183,7 +183,7 @@ static struct ib_umem *softhca_user_mr_pin(struct softhca_dev *sdev,
 {
 	struct ib_umem *umem;
 
-	umem = ib_umem_get(&sdev->ibdev, start, length, access);
+	umem = ib_umem_get_va(&sdev->ibdev, start, length, access);
 	if (IS_ERR(umem))
 		ibdev_dbg(&sdev->ibdev, "reg_mr: pinning failed: %ld\n",
 			  PTR_ERR(umem));
@@ -192,7 +192,7 @@ static struct ib_umem *softhca_user_mr_pin(struct softhca_dev *sdev,
 
 struct ib_mr *softhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				  u64 virt_addr, int access_flags,
-				  struct ib_udata *udata)
+				  SOFTHCA_DMAH_PARAM struct ib_udata *udata)
 {
 	struct softhca_dev *sdev = to_sdev(ibpd->device);
 	struct softhca_reg_mr_params params = {};
@@ -201,7 +201,7 @@ struct ib_mr *softhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct ib_mr *ibmr;
 	int err;
 
-	if (!softhca_has_qp(sdev))
+	if (!softhca_has_qp(sdev) || SOFTHCA_DMAH_GIVEN)
 		return ERR_PTR(-EOPNOTSUPP);
 	err = softhca_user_mr_check(sdev, length, access_flags);
 	if (err)

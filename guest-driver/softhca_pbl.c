@@ -146,7 +146,7 @@ struct ib_umem *softhca_ring_pin(struct softhca_dev *sdev, u64 addr, u64 size,
 	 * Writable whatever the ring: a read-only pin of memory the process
 	 * has not written yet could pin the shared zero page instead.
 	 */
-	umem = ib_umem_get(&sdev->ibdev, addr, size, IB_ACCESS_LOCAL_WRITE);
+	umem = ib_umem_get_va(&sdev->ibdev, addr, size, IB_ACCESS_LOCAL_WRITE);
 	if (IS_ERR(umem)) {
 		ibdev_dbg(&sdev->ibdev, "ring %#llx+%#llx: pinning failed: %ld\n",
 			  addr, size, PTR_ERR(umem));

@@ -677,7 +677,7 @@ int softhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	softhca_qp_attr_from_hw(qp, buf.attr, attr);
 
 	memset(init_attr, 0, sizeof(*init_attr));
-	init_attr->event_handler = ibqp->registered_event_handler;
+	init_attr->event_handler = softhca_qp_event_handler(ibqp);
 	init_attr->qp_context = ibqp->qp_context;
 	init_attr->send_cq = ibqp->send_cq;
 	init_attr->recv_cq = ibqp->recv_cq;

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Build the guest boot images: $SOFTHCA_CACHE/images/{vmlinuz,initrd.img}.
+# Build the guest boot images: $SOFTHCA_CACHE/images/REL/{vmlinuz,initrd.img}
+# for a guest kernel release REL.
 #
-#   kernel     linux-image-$GUEST_KVER-unsigned (bookworm-backports), only
-#              the modules the lab needs plus their modules.dep closure;
+#   images/build.sh [--kernel VER]   VER: a version prefix naming one of
+#                                    scripts/kernels.sh's kernels (default:
+#                                    the first), or "all"
+#
+#   kernel     the kernel's image package from its suite, only the modules
+#              the lab needs plus their modules.dep closure;
 #   userspace  Debian 13 (trixie) binaries fetched through a private apt
 #              configuration (never the host's sources), busybox-static;
 #   ours       softhca.ko and the rdma-core provider, when they are built.
 #
 # Downloads are cached; the initrd is rebuilt only when an input changed.
+# softhca.ko comes from guest-driver/build.sh's folder for REL.
 # Overrides: SOFTHCA_KO, SOFTHCA_PROVIDER (paths of our two components),
 # SOFTHCA_GUEST_TESTS (a folder of test programs for /usr/local/bin).
 set -euo pipefail
@@ -35,13 +41,17 @@ PYTHON_DEBS=(python3 python3-minimal python3.13 python3.13-minimal
 	libpython3-stdlib)
 PYVERBS_TESTS=usr/lib/pyverbs-tests
 # Roots of the module set; their dependencies come from modules.dep.
+GUEST_MODULES=(virtio_net virtio_rng ib_core ib_uverbs ib_cm iw_cm rdma_cm
+	rdma_ucm rdma_rxe nvme_rdma nvmet_rdma nvme_fabrics nvmet configfs brd
+	nfsd nfsv3 nfsv4 rpcrdma target_core_iblock ib_isert ib_iser ib_srpt
+	ib_srp sd_mod)
+# Modules some kernels have and others build in or do without.  6.1 has
+# virtio_pci and virtio_console (the guest agent's port) as modules.
 # crc32_generic is no dependency but rdma_rxe needs it for the ICRC (it
 # asks the crypto API for "crc32" and fails with ENOENT without it);
-# crc32c_generic likewise for the iSCSI target's login ("crc32c").
-GUEST_MODULES=(virtio_net virtio_rng ib_core ib_uverbs ib_cm iw_cm rdma_cm
-	rdma_ucm rdma_rxe crc32_generic crc32c_generic nvme_rdma nvmet_rdma
-	nvme_fabrics nvmet configfs brd nfsd nfsv3 nfsv4 rpcrdma
-	target_core_iblock ib_isert ib_iser ib_srpt ib_srp sd_mod)
+# crc32c_generic likewise for the iSCSI target's login ("crc32c").  From
+# 6.14 the CRC library serves both and these modules are gone.
+GUEST_MODULES_IF_ANY=(virtio_pci virtio_console crc32_generic crc32c_generic)
 # Packages staged whole. Of all other resolved packages (dependencies) only
 # the shared libraries that staged ELF files need are kept: most of them are
 # there for maintainer scripts (adduser, passwd, PAM, debconf, perl).
@@ -51,86 +61,136 @@ DROP_DIRS=(usr/share/doc usr/share/man usr/share/info usr/share/locale
 	usr/share/lintian usr/share/bug usr/share/bash-completion
 	usr/share/zsh usr/share/gdb usr/lib/x86_64-linux-gnu/gconv)
 
-SOFTHCA_KO=${SOFTHCA_KO:-$SOFTHCA_TOP/guest-driver/softhca.ko}
+kver=$GUEST_KVER
+if [ "${1:-}" = --kernel ] && [ "${2:-}" = all ]; then
+	for kver in $(kernel_releases); do "$0" --kernel "$kver" || exit 1; done
+	exit 0
+elif [ "${1:-}" = --kernel ]; then
+	kver=$(kernel_select "${2:?--kernel wants a version}") || exit 1
+fi
+SOFTHCA_KO=${SOFTHCA_KO:-$SOFTHCA_CACHE/build/driver/$kver/guest-driver/softhca.ko}
 SOFTHCA_PROVIDER=${SOFTHCA_PROVIDER:-$SOFTHCA_CACHE/build/rdma-core/lib/libsofthca-rdmav34.so}
 SOFTHCA_GUEST_TESTS=${SOFTHCA_GUEST_TESTS:-$SOFTHCA_CACHE/build/guest-tests}
 
-out=$SOFTHCA_CACHE/images
+out=$SOFTHCA_CACHE/images/$kver
 debs=$SOFTHCA_CACHE/debs
-kroot=$SOFTHCA_CACHE/kernel/$GUEST_KVER
+kroot=$SOFTHCA_CACHE/kernel/$kver
 aptdir=$SOFTHCA_CACHE/apt-trixie
+kaptdir=$SOFTHCA_CACHE/apt-kernels
 init_script=$SOFTHCA_TOP/images/init
 
 # --- kernel --------------------------------------------------------------
 
-kernel_deb() {
-	local pattern="$debs/linux-image-$GUEST_KVER-unsigned_*_amd64.deb"
-	if ! compgen -G "$pattern" >/dev/null; then
-		log "downloading linux-image-$GUEST_KVER-unsigned"
-		mkdir -p "$debs"
-		(cd "$debs" && apt-get download -q -o APT::Sandbox::User=root \
-			"linux-image-$GUEST_KVER-unsigned") >&2
-	fi
-	compgen -G "$pattern" | sort -V | tail -n1
+# The kernel's packages (one package or, from 7.x, three: the image, the
+# modules and the lists of built-in modules with the kernel's config),
+# fetched through a private apt configuration of their own that has the
+# suites of every kernel we know.  Prints their paths.
+kernel_debs() {
+	local pkg pkgs pattern
+	IFS=, read -ra pkgs <<< "$(kernel_field "$kver" 2)"
+	for pkg in "${pkgs[@]}"; do
+		pattern="$debs/${pkg}_*_amd64.deb"
+		if ! compgen -G "$pattern" >/dev/null; then
+			setup_apt_private "$kaptdir" $(kernel_suites)
+			log "downloading $pkg"
+			mkdir -p "$debs"
+			(cd "$debs" && apt_private "$kaptdir" download "$pkg") >&2
+		fi
+		compgen -G "$pattern" | sort -V | tail -n1
+	done
 }
 
-# Extract the kernel package once, with modules.dep generated for it (the
-# package leaves that to its postinst).
+kernel_suites() {
+	local line
+	for line in "${GUEST_KERNELS[@]}"; do
+		set -- $line
+		echo "$3"
+	done | sort -u
+}
+
+# Extract the kernel packages once, with modules.dep generated for them
+# (the package leaves that to its postinst).  Debian 13's kernels keep
+# their modules in /usr/lib/modules, where the host's depmod does not look.
 extract_kernel() {
-	local deb=$1
-	[ -e "$kroot/.extracted" ] && [ "$(cat "$kroot/.extracted")" = "${deb##*/}" ] && return
-	log "extracting ${deb##*/}"
+	local names deb
+	names=$(printf '%s\n' "${@##*/}")
+	[ -e "$kroot/.extracted" ] && [ "$(cat "$kroot/.extracted")" = "$names" ] && return
+	log "extracting $(echo $names)"
 	rm -rf "$kroot"
 	mkdir -p "$kroot"
-	dpkg-deb -x "$deb" "$kroot"
-	depmod -b "$kroot" "$GUEST_KVER"
-	echo "${deb##*/}" > "$kroot/.extracted"
+	for deb in "$@"; do dpkg-deb -x "$deb" "$kroot"; done
+	[ -e "$kroot/lib" ] || ln -s usr/lib "$kroot/lib"
+	depmod -b "$kroot" "$kver"
+	echo "$names" > "$kroot/.extracted"
+}
+
+# 7.x keeps the image with the modules, older kernels in /boot.
+kernel_image() {
+	local f
+	for f in "$kroot/boot/vmlinuz-$kver" "$kroot/lib/modules/$kver/vmlinuz"; do
+		[ -e "$f" ] && { echo "$f"; return; }
+	done
+	die "no kernel image in $kroot"
 }
 
 # Paths (relative to $kroot) of the wanted modules and everything they need.
 module_closure() {
 	local m
-	for m in "${GUEST_MODULES[@]}"; do
-		modprobe -d "$kroot" -S "$GUEST_KVER" --show-depends "$m" ||
-			die "module $m not found in $GUEST_KVER"
-	done | awk '$1 == "insmod" { print $2 }' | sed "s|^$kroot/||" | sort -u
+	{
+		for m in "${GUEST_MODULES[@]}"; do
+			modprobe -d "$kroot" -S "$kver" --show-depends "$m" ||
+				die "module $m not found in $kver"
+		done
+		for m in "${GUEST_MODULES_IF_ANY[@]}"; do
+			modprobe -d "$kroot" -S "$kver" --show-depends "$m" 2>/dev/null || true
+		done
+	} | awk '$1 == "insmod" { print $2 }' | sed "s|^$kroot/||" | sort -u
 }
 
 # --- guest user space from trixie -----------------------------------------
 
-# apt-get with a private configuration: its own sources, lists, cache and an
-# empty dpkg status, so it resolves the full dependency closure for a guest
-# and never touches the host's package state. The host's apt.conf.d is kept
-# on purpose (a proxy configured there still applies).
-apt_trixie() {
+# apt-get with a private configuration in folder $1: its own sources, lists,
+# cache and an empty dpkg status, so it resolves the full dependency closure
+# for a guest and never touches the host's package state. The host's
+# apt.conf.d is kept on purpose (a proxy configured there still applies).
+apt_private() {
+	local dir=$1
+	shift
 	apt-get -q \
-		-o Dir::Etc::SourceList="$aptdir/sources.list" \
-		-o Dir::Etc::SourceParts="$aptdir/sources.list.d" \
-		-o Dir::Etc::Preferences="$aptdir/preferences" \
-		-o Dir::Etc::PreferencesParts="$aptdir/preferences.d" \
-		-o Dir::State="$aptdir/state" \
-		-o Dir::State::status="$aptdir/status" \
-		-o Dir::Cache="$aptdir/cache" \
+		-o Dir::Etc::SourceList="$dir/sources.list" \
+		-o Dir::Etc::SourceParts="$dir/sources.list.d" \
+		-o Dir::Etc::Preferences="$dir/preferences" \
+		-o Dir::Etc::PreferencesParts="$dir/preferences.d" \
+		-o Dir::State="$dir/state" \
+		-o Dir::State::status="$dir/status" \
+		-o Dir::Cache="$dir/cache" \
 		-o APT::Architecture=amd64 -o APT::Architectures=amd64 \
 		-o APT::Install-Recommends=false -o APT::Install-Suggests=false \
 		-o APT::Sandbox::User=root \
 		"$@"
 }
 
-setup_apt_trixie() {
-	mkdir -p "$aptdir"/{sources.list.d,preferences.d,state/lists/partial,cache/archives/partial}
-	touch "$aptdir/status" "$aptdir/preferences"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(debian_mirror) trixie main" \
-		> "$aptdir/sources.list.new"
+apt_trixie() { apt_private "$aptdir" "$@"; }
+
+# setup_apt_private DIR SUITE...: the configuration in DIR, for SUITEs.
+setup_apt_private() {
+	local dir=$1 suite mirror
+	shift
+	mirror=$(debian_mirror)
+	mkdir -p "$dir"/{sources.list.d,preferences.d,state/lists/partial,cache/archives/partial}
+	touch "$dir/status" "$dir/preferences"
+	for suite in "$@"; do
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main"
+	done > "$dir/sources.list.new"
 	# A changed mirror or a day-old index triggers an update; otherwise the
 	# cached lists are reused so a rebuild does not depend on the network.
-	if ! cmp -s "$aptdir/sources.list.new" "$aptdir/sources.list" ||
-		[ -z "$(find "$aptdir/state/lists" -name '*_InRelease' -mtime -1)" ]; then
-		mv "$aptdir/sources.list.new" "$aptdir/sources.list"
-		log "updating the trixie package lists"
-		apt_trixie update >&2
+	if ! cmp -s "$dir/sources.list.new" "$dir/sources.list" ||
+		[ -z "$(find "$dir/state/lists" -name '*_InRelease' -mtime -1)" ]; then
+		mv "$dir/sources.list.new" "$dir/sources.list"
+		log "updating the package lists of $*"
+		apt_private "$dir" update >&2
 	fi
-	rm -f "$aptdir/sources.list.new"
+	rm -f "$dir/sources.list.new"
 }
 
 # Resolve the guest packages into "name version arch" lines.
@@ -254,7 +314,7 @@ stage_busybox() {
 # Modules are stored uncompressed: busybox modprobe does not read .ko.xz,
 # and the initrd is compressed as a whole anyway.
 stage_modules() {
-	local root=$1 mdir=$1/usr/lib/modules/$GUEST_KVER rel f
+	local root=$1 mdir=$1/usr/lib/modules/$kver rel f
 	mkdir -p "$mdir"
 	while read -r rel; do
 		mkdir -p "$root/usr/${rel%/*}"
@@ -262,14 +322,14 @@ stage_modules() {
 	done < <(module_closure)
 	find "$mdir" -name '*.ko.xz' -exec xz -d {} +
 	for f in modules.builtin modules.builtin.modinfo modules.order; do
-		cp "$kroot/lib/modules/$GUEST_KVER/$f" "$mdir/"
+		cp "$kroot/lib/modules/$kver/$f" "$mdir/"
 	done
 	if [ -e "$SOFTHCA_KO" ]; then
 		mkdir -p "$mdir/extra"
 		# Debug info stays in the host's copy (for decoding oopses).
 		strip --strip-debug -o "$mdir/extra/softhca.ko" "$SOFTHCA_KO"
 	fi
-	depmod -b "$root" "$GUEST_KVER"
+	depmod -b "$root" "$kver"
 }
 
 stage_provider() {
@@ -324,10 +384,10 @@ pack_initrd() {
 file_hash() { if [ -e "$1" ]; then sha256sum < "$1"; else echo "absent"; fi; }
 
 inputs_digest() {
-	local kdeb=$1 manifest=$2
+	local kdebs=$1 manifest=$2
 	{
-		echo "${kdeb##*/}"
-		printf '%s\n' "${GUEST_MODULES[@]}" "${DROP_DIRS[@]}"
+		echo "$kdebs"
+		printf '%s\n' "${GUEST_MODULES[@]}" "${GUEST_MODULES_IF_ANY[@]}" "${DROP_DIRS[@]}"
 		cat "$manifest"
 		file_hash "$0"
 		file_hash "$init_script"
@@ -339,16 +399,16 @@ inputs_digest() {
 }
 
 main() {
-	local kdeb manifest digest start=$SECONDS
+	local kdebs manifest digest start=$SECONDS
 	[ "$(id -u)" = 0 ] || die "run as root (depmod on the staged tree, apt cache)"
 	mkdir -p "$out"
 	# Several engineers rebuild the image: one build at a time.
 	exec 9> "$SOFTHCA_CACHE/images.lock"
 	flock 9
-	kdeb=$(kernel_deb)
-	extract_kernel "$kdeb"
+	kdebs=$(kernel_debs)
+	extract_kernel $kdebs
 
-	setup_apt_trixie
+	setup_apt_private "$aptdir" trixie
 	manifest=$out/packages.txt
 	resolve_guest_debs > "$manifest.new"
 	[ -s "$manifest.new" ] || die "apt resolved no packages for the guest"
@@ -356,10 +416,9 @@ main() {
 	check_rdma_core "$manifest"
 	download_guest_debs "$manifest"
 
-	cmp -s "$kroot/boot/vmlinuz-$GUEST_KVER" "$out/vmlinuz" ||
-		cp "$kroot/boot/vmlinuz-$GUEST_KVER" "$out/vmlinuz"
+	cmp -s "$(kernel_image)" "$out/vmlinuz" || cp "$(kernel_image)" "$out/vmlinuz"
 
-	digest=$(inputs_digest "$kdeb" "$manifest")
+	digest=$(inputs_digest "$kdebs" "$manifest")
 	if [ -e "$out/initrd.img" ] && [ "$(cat "$out/initrd.digest" 2>/dev/null)" = "$digest" ]; then
 		log "initrd.img is up to date"
 		return
@@ -380,7 +439,7 @@ main() {
 	pack_initrd "$stage" "$out/initrd.img.new"
 	mv "$out/initrd.img.new" "$out/initrd.img"
 	echo "$digest" > "$out/initrd.digest"
-	log "initrd.img: $(du -h "$out/initrd.img" | cut -f1) ($(wc -l < "$manifest") packages," \
+	log "$kver initrd.img: $(du -h "$out/initrd.img" | cut -f1) ($(wc -l < "$manifest") packages," \
 		"softhca.ko $([ -e "$SOFTHCA_KO" ] && echo in || echo absent)," \
 		"provider $([ -e "$SOFTHCA_PROVIDER" ] && echo in || echo absent)) in $((SECONDS - start)) s"
 }

@@ -9,7 +9,8 @@ QEMU_DEB_VERSION=1:10.0.13+ds-0+deb13u1
 QEMU_VERSION=10.0.13
 RDMA_CORE_VERSION=56.1
 RDMA_CORE_SHA256=63ce7f2baa7242c2dbc76375dac957c420187dd27f8c5e148efc07971ee522a8
-GUEST_KVER=6.12.95+deb12-amd64
+. "$SOFTHCA_TOP/scripts/kernels.sh"
+GUEST_KVER=${GUEST_KERNELS[0]%% *}
 
 die() { echo "softhca: $*" >&2; exit 1; }
 log() { echo "softhca: $*" >&2; }

@@ -5,6 +5,8 @@
 #
 # Adds two apt entries, both safe for a Debian 12 host:
 #   - bookworm-backports binaries (meson >= 1.5, the 6.12 kernel headers);
+#     the headers of every guest kernel built with the host's compiler
+#     (scripts/kernels.sh) are installed natively;
 #     backports are pinned at priority 100 by their Release file;
 #   - trixie *source* entries only (for `apt-get source qemu`, rdma-core).
 # The mirror URI is read from the host's own sources at run time.
@@ -34,6 +36,13 @@ Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
 
+headers=()
+for line in "${GUEST_KERNELS[@]}"; do
+	set -- $line
+	[ "$4" = host ] || continue
+	headers+=("linux-headers-$1")
+done
+
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends \
@@ -43,8 +52,8 @@ apt-get install -y -q --no-install-recommends \
 	cpio gzip xz-utils zstd kmod busybox-static \
 	seabios qemu-system-data ipxe-qemu \
 	iproute2 bridge-utils tshark socat procps \
-	clang libclang-rt-dev llvm \
-	"linux-headers-$GUEST_KVER" "linux-kbuild-${GUEST_KVER%%-*}"
+	clang libclang-rt-dev llvm mmdebstrap \
+	"${headers[@]}"
 apt-get install -y -q --no-install-recommends -t bookworm-backports meson
 
 mkdir -p "$(dirname "$stamp")"

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A Debian 13 (trixie) build root for what Debian 12's compiler cannot
+# build: the modules of kernels built with gcc-14 (scripts/kernels.sh,
+# toolchain "trixie").  Prints the root's path.
+#
+#   scripts/buildroot.sh           make it (once; a stamp keyed by the
+#                                  package list skips the work)
+#   scripts/buildroot.sh run DIR CMD...
+#                                  run CMD inside it as root, in DIR, which
+#                                  appears there as /build (with /proc)
+#
+# The root lives in $SOFTHCA_CACHE/buildroot/trixie.  mmdebstrap makes it
+# from trixie and trixie-backports, again when the package list changes.
+# Nothing of trixie ever enters the host's own apt sources (that would
+# upgrade its glibc).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+root=$SOFTHCA_CACHE/buildroot/trixie
+
+packages() {
+	local line
+	echo gcc make libc6-dev
+	for line in "${GUEST_KERNELS[@]}"; do
+		set -- $line
+		[ "$4" = trixie ] && echo "linux-headers-$1"
+	done
+	return 0
+}
+
+make_root() {
+	local mirror want tmp
+	want=$(packages | sha256sum | cut -c1-16)
+	[ "$(cat "$root/.softhca-stamp" 2>/dev/null)" = "$want" ] && return
+	[ "$(id -u)" = 0 ] || die "making the build root needs root"
+	mirror=$(debian_mirror)
+	log "making the trixie build root (mmdebstrap)"
+	tmp=$root.new
+	rm -rf "$tmp"
+	mkdir -p "${root%/*}"
+	mmdebstrap --quiet --variant=apt --components=main \
+		--include="$(packages | paste -sd,)" \
+		trixie "$tmp" "deb $mirror trixie main" \
+		"deb $mirror trixie-backports main" >&2
+	echo "$want" > "$tmp/.softhca-stamp"
+	rm -rf "$root"
+	mv "$tmp" "$root"
+}
+
+exec 9> "$SOFTHCA_CACHE/buildroot.lock"
+flock 9
+make_root
+if [ "${1:-}" = run ]; then
+	dir=${2:?run wants a folder}
+	shift 2
+	mkdir -p "$root/build"
+	# A mount namespace of its own: the mounts go away with the command.
+	exec unshare --mount --propagation private sh -c '
+		root=$1 dir=$2
+		shift 2
+		mount --bind "$dir" "$root/build" &&
+		mount -t proc proc "$root/proc" &&
+		exec chroot "$root" sh -c "cd /build && exec \"\$@\"" sh "$@"' \
+		sh "$root" "$dir" "$@"
+fi
+echo "$root"
