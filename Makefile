@@ -1,6 +1,7 @@
 # softhca: build everything, boot the lab, run the tests.
 #   make        build the device (in QEMU), the driver, the provider, the image
 #   make kernels  the driver and the image for every guest kernel we support
+#   make packages  softhca-dkms and the provider as .debs for your own VM
 #   make run    build, boot two VMs and show RDMA working between them
 #   make test   build and run the whole test suite
 #   make test-full  the same with the long runs (a 5-minute soak)
@@ -11,40 +12,52 @@
 SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
-.PHONY: all deps qemu driver provider guest-tests image kernels run test test-full fuzz bench clean
+.PHONY: all deps qemu driver provider guest-tests image kernels packages \
+	stock-image run test test-full fuzz bench clean
+
+# Each stage prints one line; its output goes to $(SOFTHCA_CACHE)/logs
+# (scripts/stage.sh; SOFTHCA_VERBOSE=1 shows it all).
+STAGE = @scripts/stage.sh
 
 all: qemu image
 
 deps:
-	scripts/host-deps.sh
+	$(STAGE) deps "installing the host packages softhca needs" scripts/host-deps.sh
 
 qemu: deps
-	qemu-device/build.sh >/dev/null
+	$(STAGE) qemu "building QEMU with the device" qemu-device/build.sh
 
 driver: deps
-	guest-driver/build.sh >/dev/null
+	$(STAGE) driver "building softhca.ko for the default guest kernel" guest-driver/build.sh
 
 provider: deps
-	guest-provider/build.sh >/dev/null
+	$(STAGE) provider "building the rdma-core provider" guest-provider/build.sh
 
 guest-tests: provider
-	$(MAKE) -C tests/guest
+	$(STAGE) guest-tests "building the programs the guests run" $(MAKE) -C tests/guest
 
 image: driver provider guest-tests
-	images/build.sh
+	$(STAGE) image "making the guest image" images/build.sh
 
 # scripts/kernels.sh lists the kernels
 kernels: image
-	guest-driver/build.sh all >/dev/null
-	images/build.sh --kernel all
+	$(STAGE) kernels-driver "building softhca.ko for every guest kernel" guest-driver/build.sh all
+	$(STAGE) kernels-image "making an image for every guest kernel" images/build.sh --kernel all
+
+packages: provider
+	$(STAGE) packages "making the softhca-dkms and provider packages" scripts/packages.sh
+
+# a stock Debian 13 disk, where the VM tests install the packages
+stock-image: deps
+	$(STAGE) stock-image "making a stock Debian 13 guest disk" images/stock.sh
 
 run: all
 	tests/demo
 
-test: all kernels
+test: all kernels packages stock-image
 	tests/run unit qtest sanitize fuzz vm
 
-test-full: all kernels
+test-full: all kernels packages stock-image
 	SOAK_SECONDS=300 tests/run unit qtest sanitize fuzz vm
 
 FUZZ_SECONDS ?= 600

@@ -4,6 +4,7 @@
 
   qga.py SOCKET ping [--timeout S]          exit 0 once the agent answers
   qga.py SOCKET exec [-b] -- CMD [ARG...]   run CMD in the guest
+  qga.py SOCKET push FILE PATH              copy FILE to PATH in the guest
 
 exec copies the command's stdout/stderr to ours and exits with its status
 (128+N if killed by signal N); with -b it starts CMD and returns at once.
@@ -131,6 +132,27 @@ def run(path, timeout, argv, background):
     return status.get("exitcode", 1)
 
 
+# The agent takes a request of at most 48 MiB; 1 MiB chunks keep each
+# reply quick.
+PUSH_CHUNK = 1 << 20
+
+
+def push(path, timeout, local, remote):
+    agent = Agent(path, timeout)
+    try:
+        handle = agent.call("guest-file-open", {"path": remote, "mode": "w"})
+        with open(local, "rb") as f:
+            while chunk := f.read(PUSH_CHUNK):
+                agent.call("guest-file-write", {
+                    "handle": handle,
+                    "buf-b64": base64.b64encode(chunk).decode(),
+                })
+        agent.call("guest-file-close", {"handle": handle})
+    finally:
+        agent.close()
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("socket")
@@ -141,10 +163,19 @@ def main():
     ex = sub.add_parser("exec")
     ex.add_argument("-b", dest="background", action="store_true")
     ex.add_argument("argv", nargs=argparse.REMAINDER)
+    pu = sub.add_parser("push")
+    pu.add_argument("file")
+    pu.add_argument("path")
     args = parser.parse_args()
 
     if args.action == "ping":
         return ping(args.socket, args.timeout)
+    if args.action == "push":
+        try:
+            return push(args.socket, args.timeout, args.file, args.path)
+        except (OSError, QgaError) as e:
+            print(f"qga: {args.socket}: {e}", file=sys.stderr)
+            return 125
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not argv:
         parser.error("exec needs a command")

@@ -17,14 +17,6 @@
 
 # --- common ------------------------------------------------------------------
 
-# ulp_selected NAME...: VM_CASES selects one of the cases NAME, so that a
-# layout boots only when one of its cases is to run.
-ulp_selected() {
-	local n
-	for n; do [[ $n =~ ${VM_CASES:-.} ]] && return 0; done
-	return 1
-}
-
 # The RDMA device of node $1 (a lab node has exactly one).
 ulp_dev() {
 	on "$1" -- ls /sys/class/infiniband | head -n1

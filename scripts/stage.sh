@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Run one build stage quietly:
+#
+#   scripts/stage.sh NAME "WHAT IT DOES" CMD [ARG...]
+#
+# prints one line, "softhca: WHAT IT DOES ... 12 s", and sends CMD's output
+# to $SOFTHCA_CACHE/logs/NAME.log.  When CMD fails: its last lines, the
+# log's path, and CMD's exit status.  SOFTHCA_VERBOSE=1 shows everything.
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+name=${1:?stage name}
+what=${2:?what the stage does}
+shift 2
+logdir=$SOFTHCA_CACHE/logs
+mkdir -p "$logdir"
+log=$logdir/$name.log
+
+if [ "${SOFTHCA_VERBOSE:-0}" = 1 ]; then
+	"$@" 2>&1 | tee "$log"
+	exit "${PIPESTATUS[0]}"
+fi
+
+start=$SECONDS
+printf 'softhca: %s ... ' "$what"
+"$@" > "$log" 2>&1
+rc=$?
+if [ "$rc" = 0 ]; then
+	echo "$((SECONDS - start)) s"
+	exit 0
+fi
+echo "FAILED after $((SECONDS - start)) s (exit $rc); the log's last lines:"
+tail -n 25 "$log" | sed 's/^/    /'
+echo "softhca: the whole log: $log"
+exit "$rc"
