@@ -3,9 +3,10 @@
 # Fetch, patch, configure and build QEMU with the softhca device and its qtest.
 #
 # Prints the emulator's path on stdout (all else goes to stderr), so callers
-# can run `qemu=$(qemu-device/build.sh)`.  The qtest binary is
-# $SOFTHCA_CACHE/build/qemu/tests/qtest/softhca-test; run it from the build
-# dir with QTEST_QEMU_BINARY=./qemu-system-x86_64.
+# can run `qemu=$(qemu-device/build.sh)`.  The qtest binaries are
+# $SOFTHCA_CACHE/build/qemu/tests/qtest/softhca-*-test, one per file of
+# tests/qtest; run them from the build dir with
+# QTEST_QEMU_BINARY=./qemu-system-x86_64.
 #
 # Everything lives in $SOFTHCA_CACHE, outside the checkout; each step is
 # skipped when its result is already there, so a rebuild after a device edit
@@ -14,7 +15,8 @@
 #
 # Environment:
 #   SOFTHCA_DEVICE_DIR  device sources to link in [$SOFTHCA_TOP/qemu-device]
-#   SOFTHCA_QTEST_SRC   the qtest [$SOFTHCA_TOP/tests/qtest/softhca-test.c]
+#   SOFTHCA_QTEST_DIR   the qtests and their helper library
+#                       [$SOFTHCA_TOP/tests/qtest]
 #   SOFTHCA_SANITIZE=1  build in $SOFTHCA_CACHE/build/qemu-fuzz instead: clang
 #                       with ASan, UBSan and libFuzzer, adding the fuzzing
 #                       target qemu-fuzz-x86_64 with softhca's harnesses
@@ -27,7 +29,7 @@ set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
 device_dir=${SOFTHCA_DEVICE_DIR:-$SOFTHCA_TOP/qemu-device}
-qtest_src=${SOFTHCA_QTEST_SRC:-$SOFTHCA_TOP/tests/qtest/softhca-test.c}
+qtest_dir=${SOFTHCA_QTEST_DIR:-$SOFTHCA_TOP/tests/qtest}
 fuzz_src=${SOFTHCA_FUZZ_SRC:-$SOFTHCA_TOP/tests/fuzz}
 src=$SOFTHCA_CACHE/src/qemu-$QEMU_VERSION
 prefix=/usr/local
@@ -89,16 +91,23 @@ append_once "$src/hw/meson.build" "subdir('softhca')"
 insert_after_once "$src/meson.build" "    'hw/remote'," "    'hw/softhca',"
 
 # The qtests and their helper library, which the fuzzing harnesses share.
-ln -sfn "$qtest_src" "$src/tests/qtest/softhca-test.c"
-for f in softhca-cve-test.c softhca-qtest.c softhca-qtest.h; do
-	ln -sfn "$(dirname "$qtest_src")/$f" "$src/tests/qtest/$f"
+find "$src/tests/qtest" -maxdepth 1 -name 'softhca-*' -type l -delete
+qtests=()
+for f in "$qtest_dir"/softhca-*.[ch]; do
+	ln -sfn "$f" "$src/tests/qtest/"
+	case $f in *-test.c) t=${f##*/}; qtests+=("${t%.c}") ;; esac
 done
-for t in softhca-cve-test softhca-test; do
-	insert_after_once "$src/tests/qtest/meson.build" 'qtests_x86_64 = qtests_i386' \
+# Our lines in meson.build are made afresh (a qtest file may be gone), and
+# the file is replaced only when they changed: meson tracks it.
+qmeson=$src/tests/qtest/meson.build
+grep -v "'softhca-[a-z0-9-]*test'" "$qmeson" > "$qmeson.softhca" || true
+for t in "${qtests[@]}"; do
+	insert_after_once "$qmeson.softhca" 'qtests_x86_64 = qtests_i386' \
 		"qtests_x86_64 += config_all_devices.has_key('CONFIG_SOFTHCA') ? ['$t'] : []"
-	insert_after_once "$src/tests/qtest/meson.build" 'qtests = {' \
+	insert_after_once "$qmeson.softhca" 'qtests = {' \
 		"  '$t': files('softhca-qtest.c'),"
 done
+if cmp -s "$qmeson.softhca" "$qmeson"; then rm "$qmeson.softhca"; else mv "$qmeson.softhca" "$qmeson"; fi
 fuzz_meson=$src/tests/qtest/fuzz/meson.build
 append_once "$fuzz_meson" \
 	"specific_fuzz_ss.add(when: 'CONFIG_SOFTHCA', if_true: files('../softhca-qtest.c'))"
@@ -141,7 +150,7 @@ opts=(
 	--enable-trace-backends=log	# `-trace softhca_*` prints to stderr
 	--disable-docs --disable-download --disable-install-blobs
 )
-targets=(qemu-system-x86_64 tests/qtest/softhca-test tests/qtest/softhca-cve-test)
+targets=(qemu-system-x86_64 "${qtests[@]/#/tests/qtest/}")
 if [ "${SOFTHCA_SANITIZE:-0}" = 1 ]; then
 	# QEMU's fuzzing needs clang; the same build serves the sanitized qtests
 	# and VM smoke, since fuzzer-no-link instrumentation changes nothing else.

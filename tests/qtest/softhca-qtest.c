@@ -7,6 +7,7 @@
  */
 
 #include "qemu/osdep.h"
+#include <poll.h>
 #include "libqos/pci-pc.h"
 #include "libqos/malloc-pc.h"
 #include "qemu/bswap.h"
@@ -791,4 +792,384 @@ void check_bad_send(Rdma *r, Loop *l, const struct shca_send_wqe *w,
     g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, 1);
     g_assert_cmpuint(rdma_state(r, l->qpn), ==, SHCA_QPS_ERR);
     g_assert_cmphex(rd(&r->h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+}
+
+/* --- shared by several test files --------------------------------------- */
+
+void wire_open(Wire *w)
+{
+    struct sockaddr_in a = {
+        .sin_family = AF_INET,
+        .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+    };
+    socklen_t len = sizeof(a);
+    int rcvbuf = 4 << 20;
+
+    w->fd = socket(AF_INET, SOCK_DGRAM, 0);
+    g_assert_cmpint(w->fd, >=, 0);
+    /*
+     * A requester sends up to 128 frames in one go: with the host's default
+     * buffer (208 KiB) a test that reads them a little late, on a busy
+     * host, lost a third of them.  (The kernel caps this at rmem_max.)
+     */
+    setsockopt(w->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    g_assert_cmpint(bind(w->fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
+    g_assert_cmpint(getsockname(w->fd, (struct sockaddr *)&a, &len), ==, 0);
+    w->dev_port = 20000 + g_random_int_range(0, 40000);
+    w->netdev = g_strdup_printf(",netdev=n0 -netdev dgram,id=n0,"
+                                "local.type=inet,local.host=127.0.0.1,"
+                                "local.port=%d,remote.type=inet,"
+                                "remote.host=127.0.0.1,remote.port=%d",
+                                w->dev_port, ntohs(a.sin_port));
+}
+
+/* The next frame off the wire within wait_ms: its length, or 0 for none. */
+size_t wire_recv(Wire *w, uint8_t *buf, size_t size, int wait_ms)
+{
+    struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
+    ssize_t n;
+
+    if (poll(&pfd, 1, wait_ms) != 1) {
+        return 0;
+    }
+    n = recv(w->fd, buf, size, 0);
+    g_assert_cmpint(n, >, 0);
+    return n;
+}
+
+void wire_send(Wire *w, const void *frame, size_t len)
+{
+    struct sockaddr_in a = {
+        .sin_family = AF_INET,
+        .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+        .sin_port = htons(w->dev_port),
+    };
+
+    g_assert_cmpint(sendto(w->fd, frame, len, 0, (struct sockaddr *)&a,
+                           sizeof(a)), ==, len);
+}
+
+void wire_close(Wire *w)
+{
+    close(w->fd);
+    g_free(w->netdev);
+}
+
+void rdma_stats(Rdma *r, uint64_t *stats)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_QUERY_STATS };
+    uint64_t buf = guest_alloc(&r->h.alloc, 4096);
+
+    cmd.query_stats.addr = cpu_to_le64(buf);
+    g_assert_cmpuint(hca_cmd(&r->h, &cmd, NULL), ==, SHCA_AQ_OK);
+    for (int i = 0; i < SHCA_STAT_COUNT; i++) {
+        stats[i] = qtest_readq(r->h.qts, buf + 8 * i);
+    }
+    guest_free(&r->h.alloc, buf);
+}
+
+/* The AV of the port itself (ip: unicast GID 0, or a multicast group). */
+struct shca_av ud_av(Rdma *r, uint32_t ip)
+{
+    struct shca_av av = { .hop_limit = 64 };
+
+    av.dgid[10] = av.dgid[11] = 0xff;
+    stl_be_p(av.dgid + 12, ip);
+    if (ip == UD_IP) {
+        stl_le_p(av.dmac, rd(&r->h, SHCA_REG_MAC_LO));
+        stw_le_p(av.dmac + 4, rd(&r->h, SHCA_REG_MAC_HI));
+    } else {
+        memcpy(av.dmac, "\x01\x00\x5e\x00\x00\x05", 6);
+    }
+    return av;
+}
+
+/* Post and ring UD send WQE i: header w, then av, then one SGE. */
+void ud_send(Rdma *r, Ud *u, uint16_t i, struct shca_send_wqe *w,
+             const struct shca_av *av, uint64_t addr, uint32_t len,
+             uint32_t key)
+{
+    uint64_t slot = u->sq + ((uint64_t)(i % UD_SQ_SIZE) << UD_SQ_SHIFT);
+    struct shca_sge sge = {
+        .addr = cpu_to_le64(addr),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(key),
+    };
+
+    w->num_sge = 1;
+    qtest_memwrite(r->h.qts, slot, w, sizeof(*w));
+    qtest_memwrite(r->h.qts, slot + sizeof(*w), av, sizeof(*av));
+    qtest_memwrite(r->h.qts, slot + sizeof(*w) + sizeof(*av), &sge,
+                   sizeof(sge));
+    rdma_db(r, 0, SHCA_DB_SQ, (uint32_t)(i + 1) << 16 | u->qpn);
+}
+
+/* One MR over all of RAM, for the SGEs of the datagram tests. */
+uint32_t ud_phys_key(Rdma *r)
+{
+    uint32_t key;
+
+    g_assert_cmpuint(rdma_reg_mr(r, SHCA_ACCESS_PHYS | SHCA_ACCESS_LOCAL_WRITE,
+                                 0, RAM_TOP, 0, NULL, &key), ==, SHCA_AQ_OK);
+    return key;
+}
+
+/* Wait (bounded) until counter stat reaches want. */
+void wait_stat(Rdma *r, unsigned stat, uint64_t want)
+{
+    uint64_t stats[SHCA_STAT_COUNT];
+
+    for (int tries = 0; tries < 400; tries++) {
+        rdma_stats(r, stats);
+        if (stats[stat] >= want) {
+            g_assert_cmpuint(stats[stat], ==, want);
+            return;
+        }
+        g_usleep(5 * 1000);
+        qtest_clock_step(r->h.qts, 1000 * 1000);
+    }
+    g_assert_not_reached();
+}
+
+uint32_t peer_crc32(uint32_t crc, const uint8_t *p, size_t n)
+{
+    crc = ~crc;
+    while (n--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++) {
+            crc = crc >> 1 ^ (0xedb88320 & -(crc & 1));
+        }
+    }
+    return ~crc;
+}
+
+/*
+ * Frame f of roce_len bytes of BTH, extended headers and payload (padded
+ * to 4 by the caller) at f + ROCE_OFF: the envelope and the ICRC around
+ * them.  The ICRC covers 8 bytes of 1s, the IP and UDP headers and the
+ * BTH with their variant fields set to 1s, then the rest.
+ */
+size_t peer_frame_from(uint8_t *f, const uint8_t *dmac,
+                       uint32_t src_ip, size_t roce_len)
+{
+    size_t len = ROCE_OFF + roce_len + 4;
+    uint8_t m[8 + 20 + 8 + 12];
+    uint32_t icrc;
+
+    memcpy(f, dmac, 6);
+    memcpy(f + 6, "\x52\x54\x00\x12\x34\x99", 6);
+    stw_be_p(f + 12, 0x0800);
+    memset(f + 14, 0, 28);
+    f[14] = 0x45;
+    stw_be_p(f + 16, len - 14);
+    stw_be_p(f + 20, 0x4000);           /* DF */
+    f[22] = 64;
+    f[23] = 17;
+    stl_be_p(f + 26, src_ip);
+    stl_be_p(f + 30, 0x0a000001);
+    stw_be_p(f + 34, 0xc000);
+    stw_be_p(f + 36, 4791);
+    stw_be_p(f + 38, len - 34);
+    ipv4_csum(f + 14);
+    memset(m, 0xff, 8);
+    memcpy(m + 8, f + 14, 40);
+    m[8 + 1] = 0xff;                    /* TOS */
+    m[8 + 8] = 0xff;                    /* TTL */
+    memset(m + 8 + 10, 0xff, 2);        /* header checksum */
+    memset(m + 8 + 26, 0xff, 2);        /* UDP checksum */
+    m[8 + 28 + 4] = 0xff;               /* BTH resv8a */
+    icrc = peer_crc32(peer_crc32(0, m, sizeof(m)), f + ROCE_OFF + 12,
+                      roce_len - 12);
+    stl_le_p(f + ROCE_OFF + roce_len, icrc);
+    return len;
+}
+
+size_t peer_frame(uint8_t *f, const uint8_t *dmac, size_t roce_len)
+{
+    return peer_frame_from(f, dmac, 0x0a000002, roce_len);
+}
+
+/* BTH: opcode, no pad, P_Key 0xffff, dest QP, ack request, PSN. */
+void peer_bth(uint8_t *b, uint8_t opcode, uint32_t dest_qpn,
+              uint32_t psn, bool ack_req)
+{
+    memset(b, 0, 12);
+    b[0] = opcode;
+    stw_be_p(b + 2, 0xffff);
+    stl_be_p(b + 4, dest_qpn & 0xffffff);
+    stl_be_p(b + 8, (ack_req ? 0x80000000u : 0) | (psn & 0xffffff));
+}
+
+/*
+ * A wire for the peer, a device on it, and an RC QP of the device with the
+ * rights access connected to the peer (rc_attr()'s AV, QPN and PSNs).
+ */
+void peer_start(Wire *w, Rdma *r, Loop *l, uint32_t access)
+{
+    wire_open(w);
+    rdma_start_with(r, w->netdev);
+    loop_start(r, l, SHCA_QPT_RC, 7);
+    l->access = access;
+    loop_connect_peer(r, l);
+}
+
+/* An ACK from the peer for PSNs up to psn. */
+void peer_ack(Wire *w, const uint8_t *dmac, uint32_t qpn, uint32_t psn,
+              uint32_t msn)
+{
+    uint8_t f[128];
+    uint8_t *b = f + ROCE_OFF;
+
+    peer_bth(b, 0x11, qpn, psn, false);
+    stl_be_p(b + 12, 0x1f000000 | (msn & 0xffffff));    /* ACK, no credits */
+    wire_send(w, f, peer_frame(f, dmac, 16));
+}
+
+/*
+ * Take the requests the device sends the peer until none came for wait_ms
+ * (the VM clock moving on meanwhile): how many, and the PSN of the last.
+ */
+unsigned peer_requests(Rdma *r, Wire *w, int wait_ms,
+                       uint32_t *last_psn)
+{
+    uint8_t f[4200];
+    unsigned n = 0;
+
+    /* wait_ms of silence ends it; every frame starts the wait again */
+    for (int t = 0; t < wait_ms; t += 10) {
+        size_t len = wire_recv(w, f, sizeof(f), 10);
+
+        if (!len) {
+            qtest_clock_step(r->h.qts, 100 * 1000);
+            continue;
+        }
+        if (len >= ROCE_OFF + 16 && lduw_be_p(f + 36) == 4791) {
+            *last_psn = ldl_be_p(f + ROCE_OFF + 8) & 0xffffff;
+            n++;
+        }
+        t = 0;
+    }
+    return n;
+}
+
+uint8_t srq_create_cmd(Rdma *r, uint32_t uctx, uint32_t pdn,
+                       uint8_t log_size, uint32_t limit, uint64_t buf,
+                       uint32_t npages, uint32_t *srqn)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_CREATE_SRQ };
+
+    cmd.create_srq.uctx = cpu_to_le32(uctx);
+    cmd.create_srq.pdn = cpu_to_le32(pdn);
+    cmd.create_srq.srq_limit = cpu_to_le32(limit);
+    cmd.create_srq.log_size = log_size;
+    cmd.create_srq.wqe_shift = SRQ_SHIFT;
+    buf_direct(&cmd.create_srq.buf, buf, npages);
+    return hca_cmd(&r->h, &cmd, srqn);
+}
+
+/* An SRQ of the kernel's PD in a fresh page, armed at limit. */
+void srq_start(Rdma *r, Srq *q, uint32_t limit)
+{
+    memset(q, 0, sizeof(*q));
+    q->buf = guest_alloc(&r->h.alloc, 4096);
+    q->log_size = SRQ_LOG;
+    qtest_memset(r->h.qts, q->buf, 0, 4096);
+    g_assert_cmpuint(srq_create_cmd(r, 0, r->pd, SRQ_LOG, limit, q->buf, 1,
+                                    &q->srqn), ==, SHCA_AQ_OK);
+}
+
+/* Post one receive WQE (one SGE of len bytes at addr) and ring for it. */
+void srq_post(Rdma *r, Srq *q, uint64_t wr_id, uint64_t addr,
+              uint32_t len, uint32_t key)
+{
+    struct shca_recv_wqe w = { .wr_id = cpu_to_le64(wr_id), .num_sge = 1 };
+    struct shca_sge sge = {
+        .addr = cpu_to_le64(addr),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(key),
+    };
+    uint64_t slot = q->buf + ((uint64_t)(q->pi & ((1u << q->log_size) - 1))
+                              << SRQ_SHIFT);
+
+    qtest_memwrite(r->h.qts, slot, &w, sizeof(w));
+    qtest_memwrite(r->h.qts, slot + sizeof(w), &sge, sizeof(sge));
+    q->pi++;
+    rdma_db(r, 0, SHCA_DB_SRQ, (uint32_t)q->pi << 16 | q->srqn);
+}
+
+/* The device's consumer count in the record behind the ring. */
+uint32_t srq_record_ci(Rdma *r, Srq *q)
+{
+    return qtest_readl(r->h.qts, q->buf + ((1u << q->log_size) << SRQ_SHIFT));
+}
+
+uint8_t srq_modify(Rdma *r, Srq *q, uint32_t mask, uint32_t limit,
+                   uint8_t log_size, uint64_t buf, uint32_t npages)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_MODIFY_SRQ };
+
+    cmd.modify_srq.srqn = cpu_to_le32(q->srqn);
+    cmd.modify_srq.attr_mask = cpu_to_le32(mask);
+    cmd.modify_srq.srq_limit = cpu_to_le32(limit);
+    if (mask & SHCA_SRQ_ATTR_MAX_WR) {
+        cmd.modify_srq.log_size = log_size;
+        buf_direct(&cmd.modify_srq.buf, buf, npages);
+    }
+    return hca_cmd(&r->h, &cmd, NULL);
+}
+
+void check_srq_recv(struct shca_cqe cqe, uint64_t wr_id, uint16_t slot,
+                    uint32_t len, uint32_t qpn)
+{
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmphex(cqe.opcode, ==, SHCA_CQE_OP_RECV);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, wr_id);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, slot);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, len);
+    g_assert_cmpuint(le32_to_cpu(cqe.qpn), ==, qpn);
+}
+
+/* WQE i: opcode through rkey at raddr, len bytes from src (none: 0). */
+void loop_post_op(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
+                  uint32_t rkey, uint64_t raddr, uint64_t src,
+                  uint32_t len)
+{
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(0xf000 + i),
+        .opcode = opcode,
+        .flags = SHCA_WQE_SIGNALED,
+        .num_sge = 1,
+        .remote_addr = cpu_to_le64(raddr),
+        .rkey = cpu_to_le32(rkey),
+        .imm = cpu_to_le32(rkey),       /* LOCAL_INV, SEND_INV */
+    };
+    struct shca_sge sge = {
+        .addr = cpu_to_le64(src),
+        .length = cpu_to_le32(len),
+        .lkey = cpu_to_le32(l->key),
+    };
+
+    if (opcode == SHCA_WR_LOCAL_INV) {
+        w.num_sge = 0;
+    }
+    loop_write_send(r, l, i, &w, &sge, w.num_sge ? sizeof(sge) : 0);
+}
+
+/* RESET -> INIT -> RTR -> RTS to the QP dest of this port, both ways. */
+/* A signaled ATOMIC_WRITE of val, or a FLUSH (feth, len), WQE i. */
+void awf_post(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
+              uint32_t rkey, uint64_t raddr, uint64_t val_or_len,
+              uint8_t feth)
+{
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(0xf000 + i),
+        .opcode = opcode,
+        .flags = SHCA_WQE_SIGNALED,
+        .feth = feth,
+        .remote_addr = cpu_to_le64(raddr),
+        .rkey = cpu_to_le32(rkey),
+        .compare_add = cpu_to_le64(val_or_len),
+    };
+
+    loop_write_send(r, l, i, &w, NULL, 0);
 }

@@ -182,4 +182,74 @@ void ud_start_sq(Rdma *r, Ud *u, uint8_t type, uint32_t qkey,
                  uint8_t sq_log);
 void ud_start(Rdma *r, Ud *u, uint8_t type, uint32_t qkey);
 
+/* --- shared by several test files --------------------------------------- */
+
+/*
+ * The far end of the port's link: a UDP socket of the test's own, so that
+ * a test sees what leaves the port and can put frames on the wire.
+ */
+typedef struct Wire {
+    int fd;
+    int dev_port;               /* where the device's netdev listens */
+    char *netdev;               /* the device's -netdev options */
+} Wire;
+
+/*
+ * --- a network peer the test plays: RoCEv2 frames from 10.0.0.2, the AV
+ * of rc_attr(), built here from IBA's rules rather than the device's code.
+ */
+#define PEER_QPN    0x123456
+#define PEER_PSN    0xabcdef            /* rc_attr()'s rq_psn */
+#define ROCE_OFF    42                  /* Ethernet, IPv4, UDP */
+
+#define SRQ_LOG     3           /* 8 WQEs */
+#define SRQ_SHIFT   5           /* a receive WQE and one SGE */
+
+typedef struct Srq {
+    uint32_t srqn;
+    uint64_t buf;               /* the ring, then the record */
+    uint8_t log_size;
+    uint16_t pi;
+} Srq;
+
+void wire_open(Wire *w);
+size_t wire_recv(Wire *w, uint8_t *buf, size_t size, int wait_ms);
+void wire_send(Wire *w, const void *frame, size_t len);
+void wire_close(Wire *w);
+void rdma_stats(Rdma *r, uint64_t *stats);
+struct shca_av ud_av(Rdma *r, uint32_t ip);
+void ud_send(Rdma *r, Ud *u, uint16_t i, struct shca_send_wqe *w,
+             const struct shca_av *av, uint64_t addr, uint32_t len,
+             uint32_t key);
+uint32_t ud_phys_key(Rdma *r);
+void wait_stat(Rdma *r, unsigned stat, uint64_t want);
+uint32_t peer_crc32(uint32_t crc, const uint8_t *p, size_t n);
+size_t peer_frame_from(uint8_t *f, const uint8_t *dmac,
+                       uint32_t src_ip, size_t roce_len);
+size_t peer_frame(uint8_t *f, const uint8_t *dmac, size_t roce_len);
+void peer_bth(uint8_t *b, uint8_t opcode, uint32_t dest_qpn,
+              uint32_t psn, bool ack_req);
+void peer_start(Wire *w, Rdma *r, Loop *l, uint32_t access);
+void peer_ack(Wire *w, const uint8_t *dmac, uint32_t qpn, uint32_t psn,
+              uint32_t msn);
+unsigned peer_requests(Rdma *r, Wire *w, int wait_ms,
+                       uint32_t *last_psn);
+uint8_t srq_create_cmd(Rdma *r, uint32_t uctx, uint32_t pdn,
+                       uint8_t log_size, uint32_t limit, uint64_t buf,
+                       uint32_t npages, uint32_t *srqn);
+void srq_start(Rdma *r, Srq *q, uint32_t limit);
+void srq_post(Rdma *r, Srq *q, uint64_t wr_id, uint64_t addr,
+              uint32_t len, uint32_t key);
+uint32_t srq_record_ci(Rdma *r, Srq *q);
+uint8_t srq_modify(Rdma *r, Srq *q, uint32_t mask, uint32_t limit,
+                   uint8_t log_size, uint64_t buf, uint32_t npages);
+void check_srq_recv(struct shca_cqe cqe, uint64_t wr_id, uint16_t slot,
+                    uint32_t len, uint32_t qpn);
+void loop_post_op(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
+                  uint32_t rkey, uint64_t raddr, uint64_t src,
+                  uint32_t len);
+void awf_post(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
+              uint32_t rkey, uint64_t raddr, uint64_t val_or_len,
+              uint8_t feth);
+
 #endif
