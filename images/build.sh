@@ -19,6 +19,7 @@
 # SOFTHCA_GUEST_TESTS (a folder of test programs for /usr/local/bin).
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
+. "$SOFTHCA_TOP/scripts/apt-private.sh"
 
 # dash is /bin/sh: Debian's busybox ash runs its own applets before $PATH,
 # so `sh -c "ip ..."` would get busybox's ip instead of iproute2's.
@@ -149,49 +150,7 @@ module_closure() {
 
 # --- guest user space from trixie -----------------------------------------
 
-# apt-get with a private configuration in folder $1: its own sources, lists,
-# cache and an empty dpkg status, so it resolves the full dependency closure
-# for a guest and never touches the host's package state. The host's
-# apt.conf.d is kept on purpose (a proxy configured there still applies).
-apt_private() {
-	local dir=$1
-	shift
-	apt-get -q \
-		-o Dir::Etc::SourceList="$dir/sources.list" \
-		-o Dir::Etc::SourceParts="$dir/sources.list.d" \
-		-o Dir::Etc::Preferences="$dir/preferences" \
-		-o Dir::Etc::PreferencesParts="$dir/preferences.d" \
-		-o Dir::State="$dir/state" \
-		-o Dir::State::status="$dir/status" \
-		-o Dir::Cache="$dir/cache" \
-		-o APT::Architecture=amd64 -o APT::Architectures=amd64 \
-		-o APT::Install-Recommends=false -o APT::Install-Suggests=false \
-		-o APT::Sandbox::User=root \
-		"$@"
-}
-
 apt_trixie() { apt_private "$aptdir" "$@"; }
-
-# setup_apt_private DIR SUITE...: the configuration in DIR, for SUITEs.
-setup_apt_private() {
-	local dir=$1 suite mirror
-	shift
-	mirror=$(debian_mirror)
-	mkdir -p "$dir"/{sources.list.d,preferences.d,state/lists/partial,cache/archives/partial}
-	touch "$dir/status" "$dir/preferences"
-	for suite in "$@"; do
-		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main"
-	done > "$dir/sources.list.new"
-	# A changed mirror or a day-old index triggers an update; otherwise the
-	# cached lists are reused so a rebuild does not depend on the network.
-	if ! cmp -s "$dir/sources.list.new" "$dir/sources.list" ||
-		[ -z "$(find "$dir/state/lists" -name '*_InRelease' -mtime -1)" ]; then
-		mv "$dir/sources.list.new" "$dir/sources.list"
-		log "updating the package lists of $*"
-		apt_private "$dir" update >&2
-	fi
-	rm -f "$dir/sources.list.new"
-}
 
 # Resolve the guest packages into "name version arch" lines.
 resolve_guest_debs() {

@@ -24,9 +24,13 @@
 #                       and with clang's source-based coverage, in
 #                       build/qemu-fuzz-cov (tests/fuzz/coverage)
 #   SOFTHCA_FUZZ_SRC    the harnesses [$SOFTHCA_TOP/tests/fuzz]
+#   SOFTHCA_QEMU_VERSION  another of scripts/common.sh's QEMU_RELEASES,
+#                       built in build/qemu-VERSION (and qemu-fuzz-VERSION)
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../scripts/common.sh
 . "$(dirname "$0")/../scripts/common.sh"
+. "$SOFTHCA_TOP/scripts/apt-private.sh"
+[ -n "$QEMU_DEB_VERSION" ] || die "no QEMU release $QEMU_VERSION in QEMU_RELEASES"
 
 device_dir=${SOFTHCA_DEVICE_DIR:-$SOFTHCA_TOP/qemu-device}
 qtest_dir=${SOFTHCA_QTEST_DIR:-$SOFTHCA_TOP/tests/qtest}
@@ -46,7 +50,10 @@ if [ "$(cat "$src/.softhca-unpacked" 2>/dev/null)" != "$QEMU_DEB_VERSION" ]; the
 	log "fetching qemu $QEMU_DEB_VERSION source"
 	# apt checks the files against the signed Sources index, dpkg-source
 	# checks them against the .dsc.
-	(cd "$SOFTHCA_CACHE/src" && apt-get source -q --download-only "qemu=$QEMU_DEB_VERSION") >&2
+	setup_apt_private "$SOFTHCA_CACHE/apt-src" $(printf '%s\n' "${QEMU_RELEASES[@]}" |
+		awk '{ print "src:" $3 }' | sort -u)
+	(cd "$SOFTHCA_CACHE/src" &&
+		apt_private "$SOFTHCA_CACHE/apt-src" source --download-only "qemu=$QEMU_DEB_VERSION") >&2
 	dsc=$SOFTHCA_CACHE/src/qemu_${QEMU_DEB_VERSION#*:}.dsc
 	rm -rf "$src" "$src.tmp"
 	dpkg-source -x "$dsc" "$src.tmp" >&2
@@ -135,6 +142,13 @@ CONFIG_VIRTIO_RNG=y
 CONFIG_VIRTIO_SERIAL=y
 CONFIG_SOFTHCA=y
 MAK
+# 10.2 links hw/acpi/cxl.c into every x86 ACPI machine, and its CXL stubs
+# lack cxl_fmws_get_all_sorted(): without CXL itself (with the PCI expander
+# bridge it needs and the memory device it calls), Q35 does not link.
+case $QEMU_VERSION in
+10.[0-1].*) ;;
+*) printf '%s\n' CONFIG_PXB=y CONFIG_CXL=y CONFIG_CXL_MEM_DEVICE=y >> "$mak.new" ;;
+esac
 if cmp -s "$mak.new" "$mak"; then rm "$mak.new"; else mv "$mak.new" "$mak"; fi
 
 # --- 3. Configure, once per option set -------------------------------------
@@ -165,6 +179,9 @@ elif [ "${SOFTHCA_SANITIZE:-0}" = coverage ]; then
 		"--extra-ldflags=-fprofile-instr-generate")
 	targets=(qemu-fuzz-x86_64)
 fi
+
+# Other releases than the default build beside it.
+[ "$QEMU_VERSION" = "${QEMU_RELEASES[0]%% *}" ] || build=$build-$QEMU_VERSION
 
 # A meson build dir cannot be re-pointed at another source tree or safely
 # switched to other options: start it over when either changes.

@@ -15,7 +15,6 @@
 #include "qemu/log.h"
 #include "qemu/rcu.h"
 #include "system/dma.h"
-#include "exec/memory.h"
 #include "softhca.h"
 #include "trace.h"
 

@@ -18,6 +18,7 @@
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
+#include "softhca-compat.h"
 #include "softhca-rdma.h"
 #include "trace.h"
 
@@ -196,7 +197,7 @@ static void softhca_instance_init(Object *obj)
                                    &s->tp_mem, OBJ_PROP_FLAG_READ);
 }
 
-static void softhca_class_init(ObjectClass *klass, void *data)
+static void softhca_class_init(ObjectClass *klass, SofthcaClassData *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     ResettableClass *rc = RESETTABLE_CLASS(klass);

@@ -5,8 +5,19 @@ SOFTHCA_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SOFTHCA_CACHE=${SOFTHCA_CACHE:-/var/cache/softhca}
 
 # Pinned versions (../shared/design.md).
-QEMU_DEB_VERSION=1:10.0.13+ds-0+deb13u1
-QEMU_VERSION=10.0.13
+# The QEMU releases the device builds on: version, Debian source version,
+# suite.  SOFTHCA_QEMU_VERSION picks one; the first is the default.
+QEMU_RELEASES=(
+	"10.0.13 1:10.0.13+ds-0+deb13u1 trixie"
+	"10.2.2 1:10.2.2+ds-1 sid"
+)
+QEMU_VERSION=${SOFTHCA_QEMU_VERSION:-${QEMU_RELEASES[0]%% *}}
+QEMU_DEB_VERSION=
+for _release in "${QEMU_RELEASES[@]}"; do
+	read -r _v _deb QEMU_SUITE <<< "$_release"
+	[ "$_v" = "$QEMU_VERSION" ] && { QEMU_DEB_VERSION=$_deb; break; }
+done
+unset _release _v _deb
 RDMA_CORE_VERSION=56.1
 RDMA_CORE_SHA256=63ce7f2baa7242c2dbc76375dac957c420187dd27f8c5e148efc07971ee522a8
 . "$SOFTHCA_TOP/scripts/kernels.sh"

@@ -1,0 +1,25 @@
+/*
+ * softhca: what differs between the QEMU releases the device builds on
+ * (10.0 to 10.2), in one place.  The device is written for the newest;
+ * an upstream submission would drop this header.
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_SOFTHCA_COMPAT_H
+#define HW_SOFTHCA_COMPAT_H
+
+#define SOFTHCA_QEMU_AT_LEAST(major, minor) \
+    (QEMU_VERSION_MAJOR > (major) || \
+     (QEMU_VERSION_MAJOR == (major) && QEMU_VERSION_MINOR >= (minor)))
+
+/* 10.1 made the data of a class_init const. */
+#if SOFTHCA_QEMU_AT_LEAST(10, 1)
+typedef const void SofthcaClassData;
+#else
+typedef void SofthcaClassData;
+#endif
+
+#endif
