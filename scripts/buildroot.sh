@@ -20,13 +20,8 @@ set -euo pipefail
 root=$SOFTHCA_CACHE/buildroot/trixie
 
 packages() {
-	local line
 	echo gcc make libc6-dev
-	for line in "${GUEST_KERNELS[@]}"; do
-		set -- $line
-		[ "$4" = trixie ] && echo "linux-headers-$1"
-	done
-	return 0
+	kernels_built_with trixie | sed 's/^/linux-headers-/'
 }
 
 make_root() {

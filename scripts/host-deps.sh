@@ -36,12 +36,7 @@ Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
 
-headers=()
-for line in "${GUEST_KERNELS[@]}"; do
-	set -- $line
-	[ "$4" = host ] || continue
-	headers+=("linux-headers-$1")
-done
+read -ra headers <<< "$(kernels_built_with host | sed 's/^/linux-headers-/' | paste -sd' ')"
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q

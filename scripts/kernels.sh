@@ -46,6 +46,15 @@ kernel_select() {
 	return 1
 }
 
+# kernels_built_with TOOLCHAIN: the releases whose modules build with it.
+kernels_built_with() {
+	local line toolchain=$1
+	for line in "${GUEST_KERNELS[@]}"; do
+		set -- $line
+		[ "$4" != "$toolchain" ] || echo "$1"
+	done
+}
+
 kernel_releases() {
 	local line rels=
 	for line in "${GUEST_KERNELS[@]}"; do rels+=" ${line%% *}"; done
