@@ -4,7 +4,7 @@
 #   make packages  softhca-dkms and the provider as .debs for your own VM
 #   make run    build, boot two VMs and show RDMA working between them
 #   make test   build and run the whole test suite
-#   make test-full  the same with the long runs (a 5-minute soak)
+#   make test-full  the same with the repeats and long runs (a 5-minute soak)
 #   make fuzz   fuzz the device, each fuzzer for FUZZ_SECONDS [600]
 #   make bench  softhca against Soft-RoCE on this machine, side by side
 # Build trees and downloads live in $(SOFTHCA_CACHE), outside the checkout.
@@ -12,7 +12,7 @@
 SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
-.PHONY: all deps qemu driver provider guest-tests image kernels packages \
+.PHONY: all deps qemu qemu-releases driver provider guest-tests image kernels packages \
 	stock-image run test test-full fuzz bench clean
 
 # Each stage prints one line; its output goes to $(SOFTHCA_CACHE)/logs
@@ -26,6 +26,11 @@ deps:
 
 qemu: deps
 	$(STAGE) qemu "building QEMU with the device" qemu-device/build.sh
+
+# the qtests run on every QEMU release of scripts/common.sh
+qemu-releases: qemu
+	$(STAGE) qemu-releases "building the device on every QEMU release" \
+		env SOFTHCA_QEMU_VERSION=all qemu-device/build.sh
 
 driver: deps
 	$(STAGE) driver "building softhca.ko for the default guest kernel" guest-driver/build.sh
@@ -52,13 +57,14 @@ stock-image: deps
 	$(STAGE) stock-image "making a stock Debian 13 guest disk" images/stock.sh
 
 run: all
-	tests/demo
+	@tests/demo
 
-test: all kernels packages stock-image
-	tests/run unit qtest sanitize fuzz vm
+test: all qemu-releases kernels packages stock-image
+	@tests/run unit qtest sanitize fuzz vm
 
-test-full: all kernels packages stock-image
-	SOAK_SECONDS=300 tests/run unit qtest sanitize fuzz vm
+# the repeats too (tests/vm/run), and a 5-minute soak
+test-full: all qemu-releases kernels packages stock-image
+	@SOFTHCA_TEST_FULL=1 SOAK_SECONDS=300 tests/run unit qtest sanitize fuzz vm
 
 FUZZ_SECONDS ?= 600
 fuzz: deps

@@ -19,9 +19,6 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 
 RDMA_CORE_DEB_VERSION=$RDMA_CORE_VERSION-1
-# The private ABI of Debian 13's libibverbs 56.1 (libibverbs.map.in).
-IBVERBS_PABI=34
-
 provider_dir=$SOFTHCA_TOP/guest-provider
 src=$SOFTHCA_CACHE/src
 tarball=$src/rdma-core_$RDMA_CORE_VERSION.orig.tar.gz

@@ -3,8 +3,10 @@
 # Fetch, patch, configure and build QEMU with the softhca device and its qtest.
 #
 # Prints the emulator's path on stdout (all else goes to stderr), so callers
-# can run `qemu=$(qemu-device/build.sh)`.  The qtest binaries are
-# $SOFTHCA_CACHE/build/qemu/tests/qtest/softhca-*-test, one per file of
+# can run `qemu=$(qemu-device/build.sh)`.  Each release builds in
+# $SOFTHCA_CACHE/build/qemu-VERSION; build/qemu names the default one (the
+# newest, scripts/common.sh), which the lab runs.  The qtest binaries are
+# build/qemu-VERSION/tests/qtest/softhca-*-test, one per file of
 # tests/qtest; run them from the build dir with
 # QTEST_QEMU_BINARY=./qemu-system-x86_64.
 #
@@ -17,19 +19,25 @@
 #   SOFTHCA_DEVICE_DIR  device sources to link in [$SOFTHCA_TOP/qemu-device]
 #   SOFTHCA_QTEST_DIR   the qtests and their helper library
 #                       [$SOFTHCA_TOP/tests/qtest]
-#   SOFTHCA_SANITIZE=1  build in $SOFTHCA_CACHE/build/qemu-fuzz instead: clang
+#   SOFTHCA_SANITIZE=1  build in $SOFTHCA_CACHE/build/qemu-fuzz-VERSION: clang
 #                       with ASan, UBSan and libFuzzer, adding the fuzzing
 #                       target qemu-fuzz-x86_64 with softhca's harnesses
 #   SOFTHCA_SANITIZE=coverage  the fuzzing target alone, without sanitizers
 #                       and with clang's source-based coverage, in
-#                       build/qemu-fuzz-cov (tests/fuzz/coverage)
+#                       build/qemu-fuzz-cov-VERSION (tests/fuzz/coverage)
 #   SOFTHCA_FUZZ_SRC    the harnesses [$SOFTHCA_TOP/tests/fuzz]
-#   SOFTHCA_QEMU_VERSION  another of scripts/common.sh's QEMU_RELEASES,
-#                       built in build/qemu-VERSION (and qemu-fuzz-VERSION)
+#   SOFTHCA_QEMU_VERSION  another of scripts/common.sh's QEMU_RELEASES, or
+#                       "all" for each of them
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../scripts/common.sh
 . "$(dirname "$0")/../scripts/common.sh"
 . "$SOFTHCA_TOP/scripts/apt-private.sh"
+if [ "${SOFTHCA_QEMU_VERSION:-}" = all ]; then
+	for release in "${QEMU_RELEASES[@]}"; do
+		SOFTHCA_QEMU_VERSION=${release%% *} "$0"
+	done
+	exit
+fi
 [ -n "$QEMU_DEB_VERSION" ] || die "no QEMU release $QEMU_VERSION in QEMU_RELEASES"
 
 device_dir=${SOFTHCA_DEVICE_DIR:-$SOFTHCA_TOP/qemu-device}
@@ -180,8 +188,14 @@ elif [ "${SOFTHCA_SANITIZE:-0}" = coverage ]; then
 	targets=(qemu-fuzz-x86_64)
 fi
 
-# Other releases than the default build beside it.
-[ "$QEMU_VERSION" = "${QEMU_RELEASES[0]%% *}" ] || build=$build-$QEMU_VERSION
+# Each release builds in a folder of its own; the default one's is also
+# reached by the plain name (build/qemu, build/qemu-fuzz), which scripts use.
+if [ "$QEMU_VERSION" = "${QEMU_RELEASES[0]%% *}" ]; then
+	# a plain-named build folder is from before releases had their own
+	[ -L "$build" ] || rm -rf "$build"
+	ln -sfn "${build##*/}-$QEMU_VERSION" "$build"
+fi
+build=$build-$QEMU_VERSION
 
 # A meson build dir cannot be re-pointed at another source tree or safely
 # switched to other options: start it over when either changes.

@@ -6,10 +6,12 @@ SOFTHCA_CACHE=${SOFTHCA_CACHE:-/var/cache/softhca}
 
 # Pinned versions (../shared/design.md).
 # The QEMU releases the device builds on: version, Debian source version,
-# suite.  SOFTHCA_QEMU_VERSION picks one; the first is the default.
+# suite.  SOFTHCA_QEMU_VERSION picks one; the first, the newest the archive
+# serves, is the default: the lab, the VM suite and the fuzzers run it.
+# The qtests run on each.
 QEMU_RELEASES=(
-	"10.0.13 1:10.0.13+ds-0+deb13u1 trixie"
 	"10.2.2 1:10.2.2+ds-1 sid"
+	"10.0.13 1:10.0.13+ds-0+deb13u1 trixie"
 )
 QEMU_VERSION=${SOFTHCA_QEMU_VERSION:-${QEMU_RELEASES[0]%% *}}
 QEMU_DEB_VERSION=
@@ -20,6 +22,8 @@ done
 unset _release _v _deb
 RDMA_CORE_VERSION=56.1
 RDMA_CORE_SHA256=63ce7f2baa7242c2dbc76375dac957c420187dd27f8c5e148efc07971ee522a8
+# The private provider ABI of Debian 13's libibverbs 56.1 (libibverbs.map.in).
+IBVERBS_PABI=34
 . "$SOFTHCA_TOP/scripts/kernels.sh"
 GUEST_KVER=${GUEST_KERNELS[0]%% *}
 

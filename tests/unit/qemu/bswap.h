@@ -10,6 +10,7 @@
 #define SOFTHCA_UNIT_BSWAP_H
 
 #include <stdint.h>
+#include <string.h>
 
 #if defined(SOFTHCA_UNIT_SWAPPED) != \
     (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
@@ -24,5 +25,13 @@
 #define cpu_to_le64(x) ((uint64_t)(x))
 #endif
 #define le64_to_cpu(x) cpu_to_le64(x)
+
+static inline uint64_t ldq_le_p(const void *p)
+{
+    uint64_t v;
+
+    memcpy(&v, p, sizeof(v));
+    return le64_to_cpu(v);
+}
 
 #endif
