@@ -2,6 +2,7 @@
 #   make        build the device (in QEMU), the driver, the provider, the image
 #   make kernels  the driver and the image for every guest kernel we support
 #   make packages  softhca-dkms and the provider as .debs for your own VM
+#   make series  the QEMU, Linux and rdma-core patch series, from the tree
 #   make run    build, boot two VMs and show RDMA working between them
 #   make test   build and run the whole test suite
 #   make test-full  the same with the repeats and long runs (a 5-minute soak)
@@ -13,7 +14,7 @@ SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
 .PHONY: all deps qemu qemu-releases driver provider guest-tests image kernels packages \
-	stock-image run test test-full fuzz bench clean
+	stock-image series run test test-full fuzz bench clean
 
 # Each stage prints one line; its output goes to $(SOFTHCA_CACHE)/logs
 # (scripts/stage.sh; SOFTHCA_VERBOSE=1 shows it all).
@@ -52,6 +53,11 @@ kernels: image
 packages: provider
 	$(STAGE) packages "making the softhca-dkms and provider packages" scripts/packages.sh
 
+# QEMU's needs the source that the qemu stage fetches
+series: qemu provider
+	$(STAGE) series "writing the QEMU, Linux and rdma-core patch series" scripts/series.sh
+	@echo "softhca: the series are in $(SOFTHCA_CACHE)/series/patches"
+
 # a stock Debian 13 disk, where the VM tests install the packages
 stock-image: deps
 	$(STAGE) stock-image "making a stock Debian 13 guest disk" images/stock.sh
@@ -60,11 +66,11 @@ run: all
 	@tests/demo
 
 test: all qemu-releases kernels packages stock-image
-	@tests/run unit qtest sanitize fuzz vm
+	@tests/run unit qtest sanitize fuzz series vm
 
 # the repeats too (tests/vm/run), and a 5-minute soak
 test-full: all qemu-releases kernels packages stock-image
-	@SOFTHCA_TEST_FULL=1 SOAK_SECONDS=300 tests/run unit qtest sanitize fuzz vm
+	@SOFTHCA_TEST_FULL=1 SOAK_SECONDS=300 tests/run unit qtest sanitize fuzz series vm
 
 FUZZ_SECONDS ?= 600
 fuzz: deps

@@ -10,6 +10,8 @@
 #ifndef SOFTHCA_COMPAT_H
 #define SOFTHCA_COMPAT_H
 
+#include <linux/slab.h>
+
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -72,6 +74,14 @@ static inline struct ib_umem *ib_umem_get_va(struct ib_device *device,
 #define IB_DEVICE_ATOMIC_WRITE 0
 #define IB_ACCESS_FLUSH_GLOBAL 0
 #define IB_ACCESS_FLUSH_PERSISTENT 0
+#endif
+
+/*
+ * Typed allocation: in the newest kernels, and backported to 6.12.117;
+ * where it is missing, a sizeof.
+ */
+#ifndef kzalloc_obj
+#define kzalloc_obj(P, gfp) ((typeof(P) *)kzalloc(sizeof(P), gfp))
 #endif
 
 #endif /* SOFTHCA_COMPAT_H */

@@ -208,7 +208,7 @@ softhca_user_mmap_entry_insert(struct ib_ucontext *ibuctx, u64 address,
 	struct softhca_user_mmap_entry *entry;
 	int err;
 
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	entry = kzalloc_obj(*entry, GFP_KERNEL);
 	if (!entry)
 		return NULL;
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # A Debian 13 (trixie) build root for what Debian 12's compiler cannot
 # build: the modules of kernels built with gcc-14 (scripts/kernels.sh,
-# toolchain "trixie").  Prints the root's path.
+# toolchain "trixie"), and the newest kernel's own tree with the driver
+# series applied (scripts/series/linux.sh).  Prints the root's path.
 #
 #   scripts/buildroot.sh           make it (once; a stamp keyed by the
 #                                  package list skips the work)
@@ -22,6 +23,9 @@ root=$SOFTHCA_CACHE/buildroot/trixie
 packages() {
 	echo gcc make libc6-dev
 	kernels_built_with trixie | sed 's/^/linux-headers-/'
+	# a kernel tree's own build, for the Linux patch series
+	# (tests/series/run): kbuild's tools, objtool's libelf, sparse
+	echo bc bison flex libelf-dev libssl-dev python3 sparse
 }
 
 make_root() {

@@ -4,7 +4,8 @@
 # Idempotent: a stamp keyed by this file's content skips the work when done.
 #
 # Adds two apt entries, both safe for a Debian 12 host:
-#   - bookworm-backports binaries (meson >= 1.5, the 6.12 kernel headers);
+#   - bookworm-backports binaries (meson >= 1.5, pycotap, the 6.12 kernel
+#     headers);
 #     the headers of every guest kernel built with the host's compiler
 #     (scripts/kernels.sh) are installed natively;
 #     backports are pinned at priority 100 by their Release file;
@@ -49,7 +50,9 @@ apt-get install -y -q --no-install-recommends \
 	iproute2 bridge-utils tshark socat procps \
 	clang libclang-rt-dev llvm mmdebstrap \
 	"${headers[@]}"
-apt-get install -y -q --no-install-recommends -t bookworm-backports meson
+# pycotap: a pristine QEMU tree's configure wants it (tests/series/run);
+# Debian's +ds source lacks the wheel that the upstream tarball bundles
+apt-get install -y -q --no-install-recommends -t bookworm-backports meson python3-pycotap
 
 mkdir -p "$(dirname "$stamp")"
 touch "$stamp"

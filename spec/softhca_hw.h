@@ -30,7 +30,7 @@ typedef uint64_t shca_le64;
 #define SHCA_PCI_REVISION		0x00
 
 /* BARs */
-#define SHCA_BAR_REGS			0	/* registers, 32-bit access only */
+#define SHCA_BAR_REGS			0	/* registers, 32-bit only */
 #define SHCA_BAR_DB			2	/* doorbell pages, 64-bit BAR */
 #define SHCA_BAR_MSIX			4	/* MSI-X table and PBA */
 #define SHCA_REGS_SIZE			0x2000
@@ -117,8 +117,8 @@ enum shca_reg {
 #define SHCA_CAP_ROCE_V2		(1u << 0)
 #define SHCA_CAP_NIC			(1u << 1)
 #define SHCA_CAP_IPV6			(1u << 2)
-#define SHCA_CAP_QP			(1u << 3)	/* QP, CQ, MR commands */
-#define SHCA_CAP_DGRAM			(1u << 4)	/* UD, GSI, mcast, fast reg */
+#define SHCA_CAP_QP			(1u << 3)	/* QPs, CQs, MRs */
+#define SHCA_CAP_DGRAM			(1u << 4)	/* UD, GSI, mcast, FR */
 #define SHCA_CAP_SQ_RECORD		(1u << 5)	/* spec §14 */
 #define SHCA_CAP_LOOPBACK		(1u << 6)	/* spec §7.1 */
 #define SHCA_CAP_SRQ			(1u << 7)	/* spec §13.5 */
@@ -144,7 +144,7 @@ enum shca_fatal_code {
 	SHCA_FATAL_NONE			= 0,
 	SHCA_FATAL_AQ_CONFIG		= 1,	/* bad AQ/ACQ base or size */
 	SHCA_FATAL_AQ_DOORBELL		= 2,	/* AQ_TAIL/ACQ_HEAD >= size */
-	SHCA_FATAL_AQ_DMA		= 3,	/* AQ read or ACQ write failed */
+	SHCA_FATAL_AQ_DMA		= 3,	/* AQ read, ACQ write failed */
 };
 
 /* PORT_STATUS */
@@ -230,7 +230,7 @@ enum shca_aq_opcode {
 	SHCA_AQ_ALLOC_MW		= 0x17,
 	SHCA_AQ_DEALLOC_MW		= 0x18,	/* struct shca_aq_handle */
 	/* CAPS.XRC (spec §13.7) */
-	SHCA_AQ_ALLOC_XRCD		= 0x19,	/* struct shca_aq_handle: uctx */
+	SHCA_AQ_ALLOC_XRCD		= 0x19,	/* shca_aq_handle: uctx */
 	SHCA_AQ_DEALLOC_XRCD		= 0x1a,	/* struct shca_aq_handle */
 	/* CAPS.RESIZE_CQ (spec §13.1) */
 	SHCA_AQ_RESIZE_CQ		= 0x1b,
@@ -257,7 +257,7 @@ struct shca_aq_create_eq {
 };
 
 struct shca_aq_handle {
-	shca_le32 handle;	/* eqn, pdn or uctx, by opcode; ALLOC_PD: uctx */
+	shca_le32 handle;	/* by opcode: eqn, pdn or (ALLOC_PD) uctx */
 };
 
 #define SHCA_GID_VALID			(1u << 0)
@@ -276,7 +276,7 @@ struct shca_aq_create_cq {
 	shca_le32 eqn;		/* EQ for completion events */
 	uint8_t log_size;	/* 2^log_size CQEs */
 	uint8_t rsvd[7];
-	struct shca_buf_desc buf;	/* CQE ring, then struct shca_cq_record */
+	struct shca_buf_desc buf;	/* CQEs, then struct shca_cq_record */
 };
 
 struct shca_aq_resize_cq {
@@ -324,9 +324,9 @@ struct shca_aq_create_srq {
 	uint8_t wqe_shift;	/* WQE stride, 2^shift bytes */
 	uint8_t flags;		/* SHCA_SRQ_F_* */
 	uint8_t rsvd;
-	struct shca_buf_desc buf;	/* the ring, then struct shca_srq_record */
+	struct shca_buf_desc buf;	/* the ring, then shca_srq_record */
 	shca_le32 xrcdn;	/* SHCA_SRQ_F_XRC */
-	shca_le32 cqn;		/* SHCA_SRQ_F_XRC: where its receives complete */
+	shca_le32 cqn;		/* SHCA_SRQ_F_XRC: its receives' CQ */
 };
 
 /* An XRC SRQ (spec §13.7): of the domain xrcdn, completing to cqn. */
@@ -423,9 +423,9 @@ struct shca_qp_attr {
 #define SHCA_ACCESS_REMOTE_WRITE	(1u << 1)
 #define SHCA_ACCESS_REMOTE_READ		(1u << 2)
 #define SHCA_ACCESS_REMOTE_ATOMIC	(1u << 3)
-#define SHCA_ACCESS_MW_BIND		(1u << 4)	/* CAPS.MW: windows bind */
+#define SHCA_ACCESS_MW_BIND		(1u << 4)	/* CAPS.MW: MW binds */
 #define SHCA_ACCESS_FLUSH_GLOBAL	(1u << 5)	/* CAPS.FLUSH */
-#define SHCA_ACCESS_FLUSH_PERSISTENT	(1u << 6)	/* CAPS.FLUSH: QPs only */
+#define SHCA_ACCESS_FLUSH_PERSISTENT	(1u << 6)	/* CAPS.FLUSH, QPs */
 #define SHCA_ACCESS_PHYS		(1u << 8)	/* DMA MR: no pages */
 #define SHCA_ACCESS_FAST_REG		(1u << 9)	/* registered by WQE */
 
@@ -715,7 +715,7 @@ enum shca_cqe_opcode {
 
 #define SHCA_CQE_WITH_IMM		(1u << 0)
 #define SHCA_CQE_WITH_INV		(1u << 1)
-#define SHCA_CQE_GRH			(1u << 2)	/* UD: 40 bytes of GRH first */
+#define SHCA_CQE_GRH			(1u << 2)	/* UD: GRH first (40) */
 #define SHCA_CQE_IPV4			(1u << 3)	/* ... holding IPv4 */
 
 struct shca_cqe {
