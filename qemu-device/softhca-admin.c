@@ -389,6 +389,9 @@ void softhca_admin_kick(SofthcaState *s)
     uint32_t budget = SOFTHCA_AQ_BURST;
     bool posted = false;
 
+    /* a command sees every doorbell written before it (spec §14) */
+    softhca_db_drain(s);
+
     while (softhca_ready(s) && s->aq.head != s->aq.tail &&
            !softhca_acq_full(s)) {
         if (!budget--) {

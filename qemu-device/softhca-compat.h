@@ -22,4 +22,13 @@ typedef const void SofthcaClassData;
 typedef void SofthcaClassData;
 #endif
 
+/* 10.2 lets a region be accessed without the BQL; 10.0 has no such thing. */
+#if SOFTHCA_QEMU_AT_LEAST(10, 2)
+#define softhca_enable_lockless_io memory_region_enable_lockless_io
+#else
+static inline void softhca_enable_lockless_io(MemoryRegion *mr)
+{
+}
+#endif
+
 #endif

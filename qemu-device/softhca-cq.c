@@ -250,7 +250,8 @@ bool softhca_cq_push_se(SofthcaState *s, uint32_t cqn, struct shca_cqe *cqe,
         softhca_cq_overrun(s, cqn, cq);
         return false;
     }
-    cq->pi++;
+    /* read by doorbell writes without the BQL (softhca-doorbell.c) */
+    qatomic_set(&cq->pi, cq->pi + 1);
     trace_softhca_cq_push(cqn, slot, le32_to_cpu(cqe->qpn), cqe->status,
                           cqe->opcode);
     if (cq->armed && (!cq->solicited_only || solicited ||
@@ -266,8 +267,16 @@ bool softhca_cq_push(SofthcaState *s, uint32_t cqn, struct shca_cqe *cqe)
     return softhca_cq_push_se(s, cqn, cqe, false);
 }
 
-/* CQ doorbell (spec §14): cqn, bit 31 ARM, bit 30 SOLICITED. */
-void softhca_cq_doorbell(SofthcaState *s, uint32_t uctx, uint32_t val)
+/*
+ * CQ doorbell (spec §14): cqn, bit 31 ARM, bit 30 SOLICITED.  pi_then is
+ * the CQ's count of CQEs (its low SOFTHCA_CQ_PI_SNAP bits) when the
+ * doorbell was written: one taken from its page's queue may come after
+ * completions that it should have seen armed (the driver checked the CQ
+ * after writing it), and those now raise the event the arm would have
+ * raised then.
+ */
+void softhca_cq_doorbell(SofthcaState *s, uint32_t uctx, uint32_t val,
+                         uint32_t pi_then)
 {
     uint32_t cqn = val & SHCA_DB_QN_MASK;
     SofthcaCq *cq = softhca_cq_get(s, cqn);
@@ -288,4 +297,8 @@ void softhca_cq_doorbell(SofthcaState *s, uint32_t uctx, uint32_t val)
     cq->solicited_only = cq->armed ? cq->solicited_only && solicited
                                    : solicited;
     cq->armed = true;
+    if ((cq->pi - pi_then) & SOFTHCA_CQ_PI_SNAP_MASK) {
+        cq->armed = false;
+        softhca_eq_post(s, cq->eqn, SHCA_EQE_COMPLETION, cqn, 0);
+    }
 }

@@ -44,6 +44,7 @@ static void softhca_disable(SofthcaState *s)
     softhca_loopback_reset(s);
     bitmap_zero(s->pd_map, SOFTHCA_MAX_PD + 1);
     bitmap_zero(s->uctx_map, s->db_pages);
+    softhca_db_reset(s);
     bitmap_zero(s->xrcd_map, SOFTHCA_MAX_XRCD + 1);
     memset(s->gids, 0, sizeof(s->gids));
     s->status = 0;
@@ -397,59 +398,6 @@ const MemoryRegionOps softhca_regs_ops = {
         .unaligned = false,
     },
     .impl = {
-        .min_access_size = 4,
-        .max_access_size = 4,
-    },
-};
-
-/* Doorbell pages are write-only (spec §8, §14). */
-static uint64_t softhca_db_read(void *opaque, hwaddr addr, unsigned size)
-{
-    return 0;
-}
-
-static void softhca_db_write(void *opaque, hwaddr addr, uint64_t data,
-                             unsigned size)
-{
-    SofthcaState *s = opaque;
-    uint32_t page = addr >> SHCA_DB_PAGE_SHIFT;
-    uint32_t offset = addr & (SHCA_DB_PAGE_SIZE - 1);
-
-    trace_softhca_db_write(page, offset, data);
-    if (page && !test_bit(page, s->uctx_map)) {
-        qemu_log_mask(LOG_GUEST_ERROR,
-                      "softhca: doorbell write to unallocated page %u\n",
-                      page);
-        return;
-    }
-    /* Without CAPS.QP (version 0.1) the pages hold no doorbell. */
-    if (!s->caps_qp || !softhca_ready(s)) {
-        return;
-    }
-    switch (offset) {
-    case SHCA_DB_SQ:
-    case SHCA_DB_RQ:
-        softhca_qp_doorbell(s, page, offset == SHCA_DB_SQ, data);
-        break;
-    case SHCA_DB_CQ:
-        softhca_cq_doorbell(s, page, data);
-        break;
-    case SHCA_DB_SRQ:
-        softhca_srq_doorbell(s, page, data);
-        break;
-    default:
-        qemu_log_mask(LOG_GUEST_ERROR, "softhca: write to page %u offset "
-                      "0x%x: no doorbell there\n", page, offset);
-        trace_softhca_err_doorbell(page, offset, data);
-        break;
-    }
-}
-
-const MemoryRegionOps softhca_db_ops = {
-    .read = softhca_db_read,
-    .write = softhca_db_write,
-    .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = {
         .min_access_size = 4,
         .max_access_size = 4,
     },

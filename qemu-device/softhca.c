@@ -77,9 +77,7 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
                           "softhca-regs", SHCA_REGS_SIZE);
     pci_register_bar(pdev, SHCA_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->regs);
-    memory_region_init_io(&s->db, OBJECT(s), &softhca_db_ops, s,
-                          "softhca-doorbells",
-                          (uint64_t)s->db_pages << SHCA_DB_PAGE_SHIFT);
+    softhca_db_init(s);
     pci_register_bar(pdev, SHCA_BAR_DB, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->db);
 
@@ -127,6 +125,7 @@ static void softhca_exit(PCIDevice *pdev)
     softhca_fault_exit(s);
     softhca_loopback_exit(s);
     softhca_admin_exit(s);
+    softhca_db_exit(s);
     qemu_del_nic(s->nic);
     g_free(s->pd_map);
     g_free(s->uctx_map);
@@ -173,6 +172,8 @@ static const Property softhca_properties[] = {
     DEFINE_PROP_UINT32("db-pages", SofthcaState, db_pages, 256),
     /* Until the data path is complete: CAPS.QP and the §13 commands. */
     DEFINE_PROP_BOOL("x-caps-qp", SofthcaState, caps_qp, true),
+    /* queue every doorbell for the bottom half, as a lockless write does */
+    DEFINE_PROP_BOOL("x-doorbell-handoff", SofthcaState, db_handoff, false),
     /* For a peer running rdma_rxe of Linux 6.12 (spec §12, §16). */
     DEFINE_PROP_BOOL("x-rxe-flush-icrc", SofthcaState, rxe_flush_icrc, false),
     /* Host memory for the transport state of all QPs (spec §19). */

@@ -16,6 +16,7 @@
 #include "net/net.h"
 #include "qom/object.h"
 #include "softhca_hw.h"
+#include "softhca-dbq.h"
 #include "softhca-fault.h"
 
 #define TYPE_SOFTHCA "softhca"
@@ -145,6 +146,7 @@ struct SofthcaState {
     uint32_t vectors;
     uint32_t db_pages;
     bool caps_qp;               /* x-caps-qp=off: a 0.1 device, no QP/CQ/MR */
+    bool db_handoff;            /* x-doorbell-handoff: queue every doorbell */
     bool rxe_flush_icrc;        /* x-rxe-flush-icrc: FLUSH as rxe 6.12 */
     uint64_t tp_mem_max;        /* transport-mem */
     SofthcaFault fault;         /* fault-* properties and their state */
@@ -174,6 +176,11 @@ struct SofthcaState {
     uint8_t frame[SHCA_NIC_FRAME_MAX];
     SofthcaLoopback loopback;
     QEMUBH *admin_bh;           /* admin commands past a doorbell's burst */
+
+    /* doorbell pages (spec §8, §14): the writes queued for the BQL */
+    SofthcaDbq *dbq;            /* one queue per page */
+    unsigned long *db_pending;  /* pages with queued writes */
+    QEMUBH *db_bh;
 
     /* objects */
     SofthcaEq eqs[SOFTHCA_MAX_EQ];
@@ -227,7 +234,6 @@ void softhca_link_update(SofthcaState *s);
 
 /* softhca-regs.c */
 extern const MemoryRegionOps softhca_regs_ops;
-extern const MemoryRegionOps softhca_db_ops;
 void softhca_regs_reset(SofthcaState *s);
 void softhca_fatal(SofthcaState *s, uint32_t code);
 
@@ -255,6 +261,12 @@ uint64_t softhca_buf_addr(const SofthcaBuf *buf, uint64_t offset);
 
 /* softhca-admin.c */
 void softhca_admin_kick(SofthcaState *s);
+
+/* softhca-doorbell.c */
+void softhca_db_init(SofthcaState *s);
+void softhca_db_exit(SofthcaState *s);
+void softhca_db_reset(SofthcaState *s);
+void softhca_db_drain(SofthcaState *s);
 void softhca_admin_init(SofthcaState *s);
 void softhca_admin_exit(SofthcaState *s);
 void softhca_admin_reset(SofthcaState *s);
@@ -281,7 +293,11 @@ uint8_t softhca_cq_create(SofthcaState *s, const struct shca_aq_create_cq *c,
 uint8_t softhca_cq_destroy(SofthcaState *s, uint32_t cqn);
 uint8_t softhca_cq_resize(SofthcaState *s, const struct shca_aq_resize_cq *c,
                           uint32_t *copied);
-void softhca_cq_doorbell(SofthcaState *s, uint32_t uctx, uint32_t val);
+/* the bits of a CQ's CQE count that a queued doorbell keeps */
+#define SOFTHCA_CQ_PI_SNAP      30
+#define SOFTHCA_CQ_PI_SNAP_MASK ((1u << SOFTHCA_CQ_PI_SNAP) - 1)
+void softhca_cq_doorbell(SofthcaState *s, uint32_t uctx, uint32_t val,
+                         uint32_t pi_then);
 void softhca_cq_reset(SofthcaState *s);
 uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
                           uint32_t *qpn);

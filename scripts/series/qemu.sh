@@ -35,7 +35,8 @@ series_begin "$work" "$pristine" hw/Kconfig hw/meson.build meson.build \
 upstream_source() {	# FILE: its text as the series carries it
 	sed -e 's|^#include "\(hw/softhca/\)\{0,1\}softhca_hw.h"|#include "hw/rdma/softhca_hw.h"|' \
 		-e '/^#include "softhca-compat.h"$/d' \
-		-e 's/SofthcaClassData \*data/const void *data/' "$1"
+		-e 's/SofthcaClassData \*data/const void *data/' \
+		-e 's/softhca_enable_lockless_io(/memory_region_enable_lockless_io(/' "$1"
 }
 
 # --- 1. the device ----------------------------------------------------------
@@ -44,6 +45,10 @@ for f in "$dev"/softhca*.[ch]; do
 	[ "${f##*/}" = softhca-compat.h ] && continue
 	upstream_source "$f" > "$work/hw/rdma/${f##*/}"
 done
+# a name of softhca-compat.h that upstream_source does not resolve
+if grep -n 'SofthcaClassData\|SOFTHCA_QEMU_AT_LEAST\|softhca_enable_lockless_io\|softhca-compat' "$work/hw/rdma"/*; then
+	die "series: softhca-compat.h has names that upstream_source leaves"
+fi
 cp "$dev/Kconfig" "$dev/meson.build" "$dev/trace-events" "$work/hw/rdma/"
 printf '%s\n' '/* SPDX-License-Identifier: GPL-2.0-or-later */' \
 	'#include "trace/trace-hw_rdma.h"' > "$work/hw/rdma/trace.h"

@@ -654,6 +654,44 @@ static void test_srq_checks(void)
     hca_stop(&r.h);
 }
 
+/*
+ * x-doorbell-handoff=on queues every doorbell as a write without the BQL
+ * does (spec §14): the bottom half rings them, in order, and full rings
+ * of sends and receives complete as without it.
+ */
+static void test_doorbell_handoff(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    g_autofree char *extra = g_strdup_printf(",x-doorbell-handoff=on%s",
+                                             netdev);
+    const uint16_t n = 1u << LOOP_CQ_LOG;       /* the CQs and the RQ */
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, extra);
+    loop_start(&r, &l, SHCA_QPT_RC, 8);        /* 16 WQEs */
+    loop_connect(&r, &l, false);
+    for (uint16_t i = 0; i < n; i++) {
+        loop_recv(&r, &l, i, 0x100 + i, 0, 0);
+        rdma_db(&r, 0, SHCA_DB_RQ, (uint32_t)(i + 1) << 16 | l.qpn);
+        loop_send(&r, &l, i, 0x200 + i, 0, 0, SHCA_WQE_SIGNALED);
+        rdma_db(&r, 0, SHCA_DB_SQ, (uint32_t)(i + 1) << 16 | l.qpn);
+    }
+    for (uint16_t i = 0; i < n; i++) {
+        struct shca_cqe sc = loop_send_cqe(&r, &l);
+        struct shca_cqe rc = loop_recv_cqe(&r, &l);
+
+        g_assert_cmpuint(sc.status, ==, SHCA_CQE_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(sc.wr_id), ==, 0x200 + i);
+        g_assert_cmpuint(rc.status, ==, SHCA_CQE_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(rc.wr_id), ==, 0x100 + i);
+    }
+    /* a write to no doorbell is refused before it is queued */
+    rdma_db(&r, 0, 0x10, 1 << 16 | l.qpn);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -664,6 +702,7 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/qp/flush", test_qp_flush);
     qtest_add_func("/softhca/qp/sqd", test_qp_sqd);
     qtest_add_func("/softhca/doorbell/wrong-page", test_doorbell_wrong_page);
+    qtest_add_func("/softhca/doorbell/handoff", test_doorbell_handoff);
     qtest_add_func("/softhca/srq/checks", test_srq_checks);
 
     return g_test_run();
