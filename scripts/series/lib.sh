@@ -81,33 +81,23 @@ insert_line() {
 	mv "$file.new" "$file"
 }
 
-# pristine_tree NAME TARBALL: TARBALL unpacked once into the cache, its one
-# top folder renamed NAME; prints the path.  Never written to afterwards.
+# pristine_tree NAME SOURCE: SOURCE unpacked once into the cache as NAME,
+# and never written to afterwards; prints the path.  SOURCE is a tarball
+# with one top folder, or a Debian source package (.dsc), unpacked with
+# Debian's patches.
 pristine_tree() {
-	local name=$1 tarball=$2 dir=$SOFTHCA_CACHE/series/pristine/$1
-	[ -f "$tarball" ] || die "series: no $tarball"
-	if [ "$(cat "$dir/.softhca-from" 2>/dev/null)" != "${tarball##*/}" ]; then
-		log "unpacking ${tarball##*/}"
-		rm -rf "$dir" "$dir.tmp"
-		mkdir -p "$dir.tmp"
-		tar -xf "$tarball" -C "$dir.tmp" --strip-components=1
-		echo "${tarball##*/}" > "$dir.tmp/.softhca-from"
-		mv "$dir.tmp" "$dir"
-	fi
-	echo "$dir"
-}
-
-# pristine_dsc NAME DSC: the Debian source package DSC unpacked once, with
-# Debian's patches, into the cache as NAME; prints the path.
-pristine_dsc() {
-	local name=$1 dsc=$2 dir=$SOFTHCA_CACHE/series/pristine/$1
-	[ -f "$dsc" ] || die "series: no $dsc"
-	if [ "$(cat "$dir/.softhca-from" 2>/dev/null)" != "${dsc##*/}" ]; then
-		log "unpacking ${dsc##*/}"
+	local name=$1 src=$2 dir=$SOFTHCA_CACHE/series/pristine/$1
+	[ -f "$src" ] || die "series: no $src"
+	if [ "$(cat "$dir/.softhca-from" 2>/dev/null)" != "${src##*/}" ]; then
+		log "unpacking ${src##*/}"
 		rm -rf "$dir" "$dir.tmp"
 		mkdir -p "${dir%/*}"
-		dpkg-source --no-check -x "$dsc" "$dir.tmp" >&2
-		echo "${dsc##*/}" > "$dir.tmp/.softhca-from"
+		case $src in
+		*.dsc) dpkg-source --no-check -x "$src" "$dir.tmp" >&2 ;;
+		*) mkdir "$dir.tmp" &&
+			tar -xf "$src" -C "$dir.tmp" --strip-components=1 ;;
+		esac
+		echo "${src##*/}" > "$dir.tmp/.softhca-from"
 		mv "$dir.tmp" "$dir"
 	fi
 	echo "$dir"
@@ -121,4 +111,14 @@ series_apt() {
 	rel=$(kernel_releases | tr ' ' '\n' | sed '/^$/d' | sort -V | tail -n1)
 	setup_apt_private "$SOFTHCA_CACHE/apt-series" "$(kernel_field "$rel" 3)" src:sid
 	apt_private "$SOFTHCA_CACHE/apt-series" "$@"
+}
+
+# user_hw_header: spec/softhca_hw.h without its Linux kernel branch, for
+# the projects that are not the kernel.
+user_hw_header() {
+	awk '
+		$0 == "#ifdef __KERNEL__" { skip = 1; next }
+		skip == 1 && $0 == "#else" { skip = 2; next }
+		skip == 2 && $0 == "#endif" { skip = 0; next }
+		skip != 1' "$SOFTHCA_TOP/spec/softhca_hw.h"
 }

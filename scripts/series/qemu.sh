@@ -21,7 +21,7 @@ set -euo pipefail
 out=${1:?usage: scripts/series/qemu.sh OUT}
 # The release as Debian ships its source: the +ds tarball lacks the bundled
 # firmware and wheels, and Debian's patches make it build without them.
-pristine=$(pristine_dsc "qemu-$QEMU_VERSION" \
+pristine=$(pristine_tree "qemu-$QEMU_VERSION" \
 	"$SOFTHCA_CACHE/src/qemu_${QEMU_DEB_VERSION#*:}.dsc")
 work=$SOFTHCA_CACHE/series/work/qemu
 dev=$SOFTHCA_TOP/qemu-device
@@ -55,11 +55,7 @@ printf '%s\n' '/* SPDX-License-Identifier: GPL-2.0-or-later */' \
 # The hardware header as QEMU's copy: without the Linux kernel's types,
 # indented with spaces only (QEMU's C style), and under QEMU's preferred
 # license, which its authors give this copy.
-awk '
-	$0 == "#ifdef __KERNEL__" { skip = 1; next }
-	skip == 1 && $0 == "#else" { skip = 2; next }
-	skip == 2 && $0 == "#endif" { skip = 0; next }
-	skip != 1' "$SOFTHCA_TOP/spec/softhca_hw.h" |
+user_hw_header |
 	sed '1s|^/\* SPDX-License-Identifier: .* \*/$|/* SPDX-License-Identifier: GPL-2.0-or-later */|' |
 	expand -t 8 > "$work/include/hw/rdma/softhca_hw.h"
 insert_line "$work/hw/Kconfig" before '^source remote/Kconfig$' 'source rdma/Kconfig'

@@ -61,12 +61,7 @@ for f in "$prov"/CMakeLists.txt "$prov"/softhca*.[ch]; do
 done
 ! grep -n 'VERBS_NAME_MATCH\|RDMA_DRIVER_UNKNOWN\|out of tree' "$p"/* ||
 	die "series: the provider still matches as an out-of-tree one"
-# the hardware header, without the kernel's branch
-awk '
-	$0 == "#ifdef __KERNEL__" { skip = 1; next }
-	skip == 1 && $0 == "#else" { skip = 2; next }
-	skip == 2 && $0 == "#endif" { skip = 0; next }
-	skip != 1' "$SOFTHCA_TOP/spec/softhca_hw.h" > "$p/softhca_hw.h"
+user_hw_header > "$p/softhca_hw.h"
 insert_line "$work/CMakeLists.txt" before '^add_subdirectory\(providers/vmw_pvrdma\)$' \
 	'add_subdirectory(providers/softhca)'
 insert_line "$work/MAINTAINERS" before '^SRP DAEMON ' "$(printf '%s\n' \
