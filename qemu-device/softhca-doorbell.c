@@ -125,8 +125,10 @@ static void softhca_db_write(void *opaque, hwaddr addr, uint64_t data,
 {
     SofthcaState *s = opaque;
     MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
+    bool own_guard = s->db.disable_reentrancy_guard;
     uint32_t page = addr >> SHCA_DB_PAGE_SHIFT;
     uint32_t offset = addr & (SHCA_DB_PAGE_SIZE - 1);
+    uint64_t w;
     bool locked;
 
     trace_softhca_db_write(page, offset, data);
@@ -137,14 +139,12 @@ static void softhca_db_write(void *opaque, hwaddr addr, uint64_t data,
         trace_softhca_err_doorbell(page, offset, data);
         return;
     }
-    if (!bql_locked() || s->db_handoff) {
-        uint64_t w = softhca_db_pack(s, offset, data);
-
-        if (softhca_dbq_push(&s->dbq[page], w)) {
-            set_bit_atomic(page, s->db_pending);
-            qemu_bh_schedule(s->db_bh);
-            return;
-        }
+    w = softhca_db_pack(s, offset, data);
+    if ((!bql_locked() || s->db_handoff) &&
+        softhca_dbq_push(&s->dbq[page], w)) {
+        set_bit_atomic(page, s->db_pending);
+        qemu_bh_schedule(s->db_bh);
+        return;
     }
     /*
      * With the BQL, or with a full queue.  QEMU keeps no re-entrancy
@@ -155,17 +155,18 @@ static void softhca_db_write(void *opaque, hwaddr addr, uint64_t data,
     if (!locked) {
         bql_lock();
     }
-    if (!s->db.disable_reentrancy_guard) {
-        softhca_db_drain_page(s, page);
-        softhca_db_ring(s, page, softhca_db_pack(s, offset, data));
-    } else if (guard->engaged_in_io) {
+    if (own_guard && guard->engaged_in_io) {
         qemu_log_mask(LOG_GUEST_ERROR, "softhca: re-entrant doorbell write "
                       "to page %u blocked\n", page);
     } else {
-        guard->engaged_in_io = true;
+        if (own_guard) {
+            guard->engaged_in_io = true;
+        }
         softhca_db_drain_page(s, page);
-        softhca_db_ring(s, page, softhca_db_pack(s, offset, data));
-        guard->engaged_in_io = false;
+        softhca_db_ring(s, page, w);
+        if (own_guard) {
+            guard->engaged_in_io = false;
+        }
     }
     if (!locked) {
         bql_unlock();

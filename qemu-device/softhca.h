@@ -261,15 +261,15 @@ uint64_t softhca_buf_addr(const SofthcaBuf *buf, uint64_t offset);
 
 /* softhca-admin.c */
 void softhca_admin_kick(SofthcaState *s);
+void softhca_admin_init(SofthcaState *s);
+void softhca_admin_exit(SofthcaState *s);
+void softhca_admin_reset(SofthcaState *s);
 
 /* softhca-doorbell.c */
 void softhca_db_init(SofthcaState *s);
 void softhca_db_exit(SofthcaState *s);
 void softhca_db_reset(SofthcaState *s);
 void softhca_db_drain(SofthcaState *s);
-void softhca_admin_init(SofthcaState *s);
-void softhca_admin_exit(SofthcaState *s);
-void softhca_admin_reset(SofthcaState *s);
 bool softhca_admin_start(SofthcaState *s);
 
 /* softhca-eq.c */

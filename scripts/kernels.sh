@@ -60,3 +60,8 @@ kernel_releases() {
 	for line in "${GUEST_KERNELS[@]}"; do rels+=" ${line%% *}"; done
 	echo "${rels# }"
 }
+
+# kernel_newest: the newest release listed.
+kernel_newest() {
+	kernel_releases | tr ' ' '\n' | sed '/^$/d' | sort -V | tail -n1
+}

@@ -108,7 +108,7 @@ pristine_tree() {
 # (a sparse that knows the newest kernel's C, tests/series/run).
 series_apt() {
 	local rel
-	rel=$(kernel_releases | tr ' ' '\n' | sed '/^$/d' | sort -V | tail -n1)
+	rel=$(kernel_newest)
 	setup_apt_private "$SOFTHCA_CACHE/apt-series" "$(kernel_field "$rel" 3)" src:sid
 	apt_private "$SOFTHCA_CACHE/apt-series" "$@"
 }

@@ -24,7 +24,7 @@ drv=$SOFTHCA_TOP/guest-driver
 # linux_source: the path of the newest kernel's pristine source tree.
 linux_source() {
 	local rel series debs=$SOFTHCA_CACHE/series/debs deb
-	rel=$(kernel_releases | tr ' ' '\n' | sed '/^$/d' | sort -V | tail -n1)
+	rel=$(kernel_newest)
 	series=$(echo "$rel" | cut -d. -f1,2)
 	deb=$(compgen -G "$debs/linux-source-${series}_*_all.deb" | sort -V | tail -n1) || true
 	if [ -z "$deb" ]; then
