@@ -528,9 +528,18 @@ static enum ibv_wc_opcode to_ibv_opcode(uint8_t opcode)
 }
 
 /*
+ * ibv_wc has no network header type: for RoCE, mlx5 reports it in sl,
+ * which RoCE does not use, and UCX's UD transport reads it there to find
+ * the destination address in the GRH (spec §17.2).
+ */
+#define SOFTHCA_WC_SL_IPV6 1
+#define SOFTHCA_WC_SL_IPV4 2
+
+/*
  * A UD receive also gets src_qp and GRH (its buffer starts with 40 bytes
- * of GRH, spec §17.2); RoCE has no SL or LID, and the only P_Key is at
- * index 0: sl, slid, dlid_path_bits and pkey_index stay 0.
+ * of GRH, spec §17.2), and its network header type in sl.  RoCE has no
+ * LID and the only P_Key is at index 0: slid, dlid_path_bits and
+ * pkey_index stay 0.
  */
 void softhca_cqe_to_wc(const struct shca_cqe *cqe, struct ibv_wc *wc)
 {
@@ -550,6 +559,9 @@ void softhca_cqe_to_wc(const struct shca_cqe *cqe, struct ibv_wc *wc)
 		wc->wc_flags |= IBV_WC_WITH_INV;
 		wc->invalidated_rkey = le32toh(cqe->imm);
 	}
-	if (cqe->flags & SHCA_CQE_GRH)
+	if (cqe->flags & SHCA_CQE_GRH) {
 		wc->wc_flags |= IBV_WC_GRH;
+		wc->sl = cqe->flags & SHCA_CQE_IPV4 ? SOFTHCA_WC_SL_IPV4 :
+						      SOFTHCA_WC_SL_IPV6;
+	}
 }

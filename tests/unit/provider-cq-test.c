@@ -351,7 +351,7 @@ static void provider_cq_ex_poll(void)
     CHECK_EQ(be32toh(ibv_wc_read_imm_data(ex)), 0xaabbccdd);
     CHECK_EQ(ibv_wc_read_src_qp(ex), 0x123);
     CHECK_EQ(ibv_wc_read_slid(ex), 0);
-    CHECK_EQ(ibv_wc_read_sl(ex), 0);
+    CHECK_EQ(ibv_wc_read_sl(ex), 1);   /* an IPv6 GRH */
     CHECK_EQ(ibv_wc_read_dlid_path_bits(ex), 0);
     CHECK_EQ(qp.rq.ci, 1);
 
@@ -548,6 +548,46 @@ static void provider_cq_legacy(void)
     CHECK_EQ(errno, EINVAL);
 }
 
+/*
+ * ucx-ud-wrong-dgid: UCX's UD transport takes a RoCE datagram's network
+ * header type from wc.sl, as mlx5 reports it (2 IPv4, 1 IPv6), to find the
+ * destination GID in the GRH.  With sl 0 it read an IPv4 datagram's GRH as
+ * IPv6 and dropped every packet for a wrong destination GID.
+ */
+static void provider_cq_ud_sl_network_type(void)
+{
+    static const struct {
+        uint8_t flags;
+        uint8_t sl;
+    } cases[] = {
+        { SHCA_CQE_GRH | SHCA_CQE_IPV4, 2 },
+        { SHCA_CQE_GRH, 1 },
+        { 0, 0 },               /* a connected QP's receive: no GRH */
+    };
+    struct ibv_poll_cq_attr attr = {};
+    struct ibv_cq_ex *ex;
+    struct softhca_cq *cq;
+    struct ibv_wc wc;
+
+    ex = create_ex(IBV_WC_STANDARD_FLAGS, 0, 0);
+    CHECK(ex);
+    if (!ex) {
+        return;
+    }
+    cq = to_scq(ibv_cq_ex_to_cq(ex));
+    for (uint32_t i = 0; i < 3; i++) {
+        put_cqe(cq, 2 * i, 1, SHCA_CQE_OP_RECV, cases[i].flags, 0, 0);
+        CHECK_EQ(softhca_poll_cq(ibv_cq_ex_to_cq(ex), 1, &wc), 1);
+        CHECK_EQ(wc.sl, cases[i].sl);
+        put_cqe(cq, 2 * i + 1, 1, SHCA_CQE_OP_RECV, cases[i].flags, 0, 0);
+        CHECK_EQ(ibv_start_poll(ex, &attr), 0);
+        CHECK_EQ(ibv_wc_read_sl(ex), cases[i].sl);
+        ibv_end_poll(ex);
+    }
+    CHECK(unlocked(cq));
+    CHECK_EQ(softhca_destroy_cq(ibv_cq_ex_to_cq(ex)), 0);
+}
+
 int main(void)
 {
     RUN(provider_cq_ex_refused);
@@ -557,5 +597,6 @@ int main(void)
     RUN(provider_cq_srq_receives);
     RUN(provider_cq_legacy);
     RUN(provider_cq_resize);
+    RUN(provider_cq_ud_sl_network_type);
     return unit_summary();
 }

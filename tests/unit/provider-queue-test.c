@@ -498,7 +498,7 @@ static void provider_cqe_to_wc_ud(void)
     CHECK_EQ(wc.src_qp, 0xabcdef);
     CHECK_EQ(wc.wc_flags, IBV_WC_GRH | IBV_WC_WITH_IMM);
     CHECK_EQ(ntohl(wc.imm_data), 0x01020304);
-    CHECK_EQ(wc.sl, 0);
+    CHECK_EQ(wc.sl, 2);                         /* IPv4, as mlx5 says it */
     CHECK_EQ(wc.slid, 0);
     CHECK_EQ(wc.dlid_path_bits, 0);
     CHECK_EQ(wc.pkey_index, 0);
