@@ -28,10 +28,11 @@ deps:
 qemu: deps
 	$(STAGE) qemu "building QEMU with the device" qemu-device/build.sh
 
-# the qtests run on every QEMU release of scripts/common.sh
+# the qtests run on every QEMU release of scripts/common.sh: the others
+# than the default build an emulator for the qtests alone
 qemu-releases: qemu
 	$(STAGE) qemu-releases "building the device on every QEMU release" \
-		env SOFTHCA_QEMU_VERSION=all qemu-device/build.sh
+		env SOFTHCA_QEMU_VERSION=all SOFTHCA_QTEST_ONLY=1 qemu-device/build.sh
 
 driver: deps
 	$(STAGE) driver "building softhca.ko for the default guest kernel" guest-driver/build.sh
@@ -62,14 +63,22 @@ series: qemu provider
 stock-image: deps
 	$(STAGE) stock-image "making a stock Debian 13 guest disk" images/stock.sh
 
-run: all
+# Stages two at a time: a QEMU build keeps the CPUs busy while the image,
+# kernel and disk stages mostly download and unpack.  Each stage then
+# prints its line when it ends.
+PARALLEL_STAGES = @env SOFTHCA_STAGE_PARALLEL=1 $(MAKE) --no-print-directory -j2
+
+run:
+	$(PARALLEL_STAGES) all
 	@tests/demo
 
-test: all qemu-releases kernels packages stock-image
+test:
+	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image
 	@tests/run unit qtest sanitize fuzz series vm
 
 # the repeats too (tests/vm/run), and a 5-minute soak
-test-full: all qemu-releases kernels packages stock-image
+test-full:
+	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image
 	@SOFTHCA_TEST_FULL=1 SOAK_SECONDS=300 tests/run unit qtest sanitize fuzz series vm
 
 FUZZ_SECONDS ?= 600

@@ -25,6 +25,11 @@
 #   SOFTHCA_SANITIZE=coverage  the fuzzing target alone, without sanitizers
 #                       and with clang's source-based coverage, in
 #                       build/qemu-fuzz-cov-VERSION (tests/fuzz/coverage)
+#   SOFTHCA_QTEST_ONLY=1  for a release other than the default: an emulator
+#                       for the qtests alone, without TCG, unoptimized and
+#                       without debug info, in build/qemu-qtest-VERSION (a
+#                       fraction of a full build's time); the default
+#                       release's full build serves its qtests
 #   SOFTHCA_FUZZ_SRC    the harnesses [$SOFTHCA_TOP/tests/fuzz]
 #   SOFTHCA_QEMU_VERSION  another of scripts/common.sh's QEMU_RELEASES, or
 #                       "all" for each of them
@@ -44,9 +49,9 @@ device_dir=${SOFTHCA_DEVICE_DIR:-$SOFTHCA_TOP/qemu-device}
 qtest_dir=${SOFTHCA_QTEST_DIR:-$SOFTHCA_TOP/tests/qtest}
 fuzz_src=${SOFTHCA_FUZZ_SRC:-$SOFTHCA_TOP/tests/fuzz}
 src=$SOFTHCA_CACHE/src/qemu-$QEMU_VERSION
-prefix=/usr/local
 
 mkdir -p "$SOFTHCA_CACHE/src" "$SOFTHCA_CACHE/build"
+use_ccache
 # Several scripts (lab, tests) call this one; they must not build at once.
 exec 9>"$SOFTHCA_CACHE/build/qemu.lock"
 flock 9
@@ -161,24 +166,18 @@ if cmp -s "$mak.new" "$mak"; then rm "$mak.new"; else mv "$mak.new" "$mak"; fi
 
 # --- 3. Configure, once per option set -------------------------------------
 build=$SOFTHCA_CACHE/build/qemu
-opts=(
-	"--prefix=$prefix"
-	# A pyenv shim may come first in PATH and hide the system's meson.
-	--python=/usr/bin/python3
-	--target-list=x86_64-softmmu
-	--without-default-features --without-default-devices
-	--with-devices-x86_64=softhca
-	--enable-tcg --enable-kvm --enable-slirp
-	--enable-trace-backends=log	# `-trace softhca_*` prints to stderr
-	--disable-docs --disable-download --disable-install-blobs
-)
+opts=("${QEMU_CONFIGURE_OPTS[@]}")
 targets=(qemu-system-x86_64 "${qtests[@]/#/tests/qtest/}")
 if [ "${SOFTHCA_SANITIZE:-0}" = 1 ]; then
 	# QEMU's fuzzing needs clang; the same build serves the sanitized qtests
 	# and VM smoke, since fuzzer-no-link instrumentation changes nothing else.
 	build=$SOFTHCA_CACHE/build/qemu-fuzz
+	# -O1 and line tables, as sanitizers and libFuzzer advise: the
+	# reports keep their lines, and the build takes far less time than
+	# with -O2 -g
 	opts+=(--cc=clang --cxx=clang++ --host-cc=clang
-		--enable-fuzzing --enable-asan --enable-ubsan)
+		--enable-fuzzing --enable-asan --enable-ubsan
+		-Doptimization=1 --disable-debug-info --extra-cflags=-gline-tables-only)
 	targets+=(qemu-fuzz-x86_64)
 elif [ "${SOFTHCA_SANITIZE:-0}" = coverage ]; then
 	build=$SOFTHCA_CACHE/build/qemu-fuzz-cov
@@ -186,6 +185,10 @@ elif [ "${SOFTHCA_SANITIZE:-0}" = coverage ]; then
 		"--extra-cflags=-fprofile-instr-generate -fcoverage-mapping"
 		"--extra-ldflags=-fprofile-instr-generate")
 	targets=(qemu-fuzz-x86_64)
+elif [ "${SOFTHCA_QTEST_ONLY:-0}" = 1 ] && [ "$QEMU_VERSION" != "${QEMU_RELEASES[0]%% *}" ]; then
+	# qtest is an accelerator of its own: no guest code ever runs
+	build=$SOFTHCA_CACHE/build/qemu-qtest
+	opts=("${opts[@]/--enable-tcg/--disable-tcg}" -Doptimization=0 --disable-debug-info)
 fi
 
 # Each release builds in a folder of its own; the default one's is also
@@ -217,7 +220,7 @@ ninja -C "$build" "${targets[@]}" >&2
 # Run from its build dir, QEMU looks for firmware only under qemu-bundle/
 # (the build has no blobs: the +ds source ships none).  Use the host's
 # seabios, ipxe-qemu and qemu-system-data packages.
-bundle=$build/qemu-bundle$prefix/share/qemu
+bundle=$build/qemu-bundle$QEMU_PREFIX/share/qemu
 mkdir -p "$bundle"
 for f in /usr/share/seabios/*.bin /usr/lib/ipxe/qemu/*.rom \
 	/usr/share/qemu/{kvmvapic,linuxboot,linuxboot_dma,multiboot,multiboot_dma,pvh}.bin; do

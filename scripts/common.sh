@@ -20,12 +20,40 @@ for _release in "${QEMU_RELEASES[@]}"; do
 	[ "$_v" = "$QEMU_VERSION" ] && { QEMU_DEB_VERSION=$_deb; break; }
 done
 unset _release _v _deb
+# How the lab's QEMU is configured (qemu-device/build.sh).  The series'
+# build (tests/series/run) takes the same, so that ccache serves it.
+QEMU_PREFIX=/usr/local
+QEMU_CONFIGURE_OPTS=(
+	"--prefix=$QEMU_PREFIX"
+	# A pyenv shim may come first in PATH and hide the system's meson.
+	--python=/usr/bin/python3
+	--target-list=x86_64-softmmu
+	--without-default-features --without-default-devices
+	--with-devices-x86_64=softhca
+	--enable-tcg --enable-kvm --enable-slirp
+	--enable-trace-backends=log	# `-trace softhca_*` prints to stderr
+	--disable-docs --disable-download --disable-install-blobs
+)
 RDMA_CORE_VERSION=56.1
 RDMA_CORE_SHA256=63ce7f2baa7242c2dbc76375dac957c420187dd27f8c5e148efc07971ee522a8
 # The private provider ABI of Debian 13's libibverbs 56.1 (libibverbs.map.in).
 IBVERBS_PABI=34
 . "$SOFTHCA_TOP/scripts/kernels.sh"
 GUEST_KVER=${GUEST_KERNELS[0]%% *}
+
+# use_ccache: compile through ccache, kept in $SOFTHCA_CACHE/ccache.  Paths
+# under the cache are hashed relative to the build folder, and the folder
+# itself is not hashed, so two trees of the same source laid out alike
+# (build/X beside src/X) share their objects: the QEMU series' build reuses
+# the lab's.  ccache's compiler links come first in PATH; QEMU's configure
+# and meson find gcc and clang there.
+use_ccache() {
+	[ -d /usr/lib/ccache ] || return 0
+	export PATH=/usr/lib/ccache:$PATH
+	export CCACHE_DIR=$SOFTHCA_CACHE/ccache CCACHE_BASEDIR=$SOFTHCA_CACHE
+	export CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=8G
+	export CCACHE_SLOPPINESS=include_file_mtime,include_file_ctime
+}
 
 die() { echo "softhca: $*" >&2; exit 1; }
 log() { echo "softhca: $*" >&2; }

@@ -48,7 +48,7 @@ apt-get install -y -q --no-install-recommends \
 	cpio gzip xz-utils zstd kmod busybox-static \
 	seabios qemu-system-data ipxe-qemu \
 	iproute2 bridge-utils tshark socat procps \
-	clang libclang-rt-dev llvm mmdebstrap \
+	clang libclang-rt-dev llvm mmdebstrap ccache \
 	"${headers[@]}"
 # pycotap: a pristine QEMU tree's configure wants it (tests/series/run);
 # Debian's +ds source lacks the wheel that the upstream tarball bundles

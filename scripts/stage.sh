@@ -7,6 +7,8 @@
 # prints one line, "softhca: WHAT IT DOES ... 12 s", and sends CMD's output
 # to $SOFTHCA_CACHE/logs/NAME.log.  When CMD fails: its last lines, the
 # log's path, and CMD's exit status.  SOFTHCA_VERBOSE=1 shows everything.
+# With SOFTHCA_STAGE_PARALLEL=1 (stages run at once, make -j) the line is
+# printed whole when the stage ends, so that lines do not mix.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -23,14 +25,15 @@ if [ "${SOFTHCA_VERBOSE:-0}" = 1 ]; then
 fi
 
 start=$SECONDS
-printf 'softhca: %s ... ' "$what"
+head="softhca: $what ... "
+[ "${SOFTHCA_STAGE_PARALLEL:-0}" = 1 ] || { printf %s "$head"; head=; }
 "$@" > "$log" 2>&1
 rc=$?
 if [ "$rc" = 0 ]; then
-	echo "$((SECONDS - start)) s"
+	echo "$head$((SECONDS - start)) s"
 	exit 0
 fi
-echo "FAILED after $((SECONDS - start)) s (exit $rc); the log's last lines:"
+echo "${head}FAILED after $((SECONDS - start)) s (exit $rc); the log's last lines:"
 tail -n 25 "$log" | sed 's/^/    /'
 echo "softhca: the whole log: $log"
 exit "$rc"
