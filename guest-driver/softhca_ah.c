@@ -40,7 +40,11 @@ int softhca_av_from_ah_attr(struct softhca_dev *sdev,
 	memcpy(av->dmac, ah_attr->roce.dmac, sizeof(av->dmac));
 	av->hop_limit = grh->hop_limit;
 	av->traffic_class = grh->traffic_class;
-	av->flow_label = cpu_to_le32(grh->flow_label);
+	/*
+	 * The label is 20 bits; ib_core passes the 32 bits a caller set, and
+	 * callers rely on the rest being ignored (UCX sets ~0 for path 0).
+	 */
+	av->flow_label = cpu_to_le32(grh->flow_label & IB_GRH_FLOWLABEL_MASK);
 	av->sgid_index = cpu_to_le16(sgid_attr->index);
 	return 0;
 }

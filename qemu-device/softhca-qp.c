@@ -288,29 +288,34 @@ static bool softhca_qp_transition(uint8_t type, uint8_t cur, uint8_t next,
     return true;
 }
 
-/* The values of the attributes named by mask, in host byte order. */
-static bool softhca_qp_attr_ok(SofthcaState *s, const struct shca_qp_attr *a,
-                               uint32_t mask)
+/*
+ * The values of the attributes named by mask, in host byte order: NULL if
+ * they are good, else the name of the first bad one, for the guest error.
+ */
+static const char *softhca_qp_attr_bad(SofthcaState *s,
+                                       const struct shca_qp_attr *a,
+                                       uint32_t mask)
 {
     struct shca_av av;
 
     softhca_av_from_le(&av, &a->av);
     if ((mask & SHCA_QP_ATTR_ACCESS) &&
         (le32_to_cpu(a->access) & ~SOFTHCA_QP_ACCESS)) {
-        return false;
+        return "access";
     }
     if ((mask & SHCA_QP_ATTR_PATH_MTU) &&
         (a->path_mtu < 1 || a->path_mtu > 5)) {
-        return false;
+        return "path_mtu";
     }
     if ((mask & SHCA_QP_ATTR_AV) && !softhca_av_ok(s, &av)) {
-        return false;
+        return av.flow_label & ~SOFTHCA_FLOW_LABEL_MASK ? "av flow_label" :
+                                                          "av sgid_index";
     }
     if (((mask & SHCA_QP_ATTR_TIMEOUT) && a->timeout > 31) ||
         ((mask & SHCA_QP_ATTR_RETRY_CNT) && a->retry_cnt > 7) ||
         ((mask & SHCA_QP_ATTR_RNR_RETRY) && a->rnr_retry > 7) ||
         ((mask & SHCA_QP_ATTR_MIN_RNR_TIMER) && a->min_rnr_timer > 31)) {
-        return false;
+        return "timer or retry count";
     }
     if (((mask & SHCA_QP_ATTR_RQ_PSN) &&
          le32_to_cpu(a->rq_psn) & ~SOFTHCA_PSN_MASK) ||
@@ -318,12 +323,15 @@ static bool softhca_qp_attr_ok(SofthcaState *s, const struct shca_qp_attr *a,
          le32_to_cpu(a->sq_psn) & ~SOFTHCA_PSN_MASK) ||
         ((mask & SHCA_QP_ATTR_DEST_QPN) &&
          le32_to_cpu(a->dest_qpn) & ~SOFTHCA_QPN_MASK)) {
-        return false;
+        return "psn or dest_qpn";
     }
-    return !(((mask & SHCA_QP_ATTR_MAX_RD_ATOMIC) &&
-              a->max_rd_atomic > SOFTHCA_MAX_QP_RD_ATOM) ||
-             ((mask & SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC) &&
-              a->max_dest_rd_atomic > SOFTHCA_MAX_QP_RD_ATOM));
+    if (((mask & SHCA_QP_ATTR_MAX_RD_ATOMIC) &&
+         a->max_rd_atomic > SOFTHCA_MAX_QP_RD_ATOM) ||
+        ((mask & SHCA_QP_ATTR_MAX_DEST_RD_ATOMIC) &&
+         a->max_dest_rd_atomic > SOFTHCA_MAX_QP_RD_ATOM)) {
+        return "max_rd_atomic";
+    }
+    return NULL;
 }
 
 static void softhca_qp_attr_apply(SofthcaQp *qp, const struct shca_qp_attr *a,
@@ -391,6 +399,7 @@ uint8_t softhca_qp_modify(SofthcaState *s, const struct shca_aq_qp_attr *c)
     uint32_t mask = le32_to_cpu(c->attr_mask);
     uint64_t addr = le64_to_cpu(c->attr_addr);
     struct shca_qp_attr attr;
+    const char *bad;
     uint32_t req, opt;
     uint8_t old, next;
 
@@ -403,12 +412,13 @@ uint8_t softhca_qp_modify(SofthcaState *s, const struct shca_aq_qp_attr *c)
     }
     old = qp->state;
     next = mask & SHCA_QP_ATTR_STATE ? attr.state : old;
+    bad = softhca_qp_attr_bad(s, &attr, mask);
     if ((mask & ~SOFTHCA_QP_ATTR_ALL) ||
         !softhca_qp_transition(qp->type, old, next, &req, &opt) ||
-        (mask & req) != req || (mask & ~(req | opt)) ||
-        !softhca_qp_attr_ok(s, &attr, mask)) {
+        (mask & req) != req || (mask & ~(req | opt)) || bad) {
         qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: modify %u -> %u "
-                      "with mask 0x%x refused\n", qp->qpn, old, next, mask);
+                      "with mask 0x%x refused%s%s\n", qp->qpn, old, next,
+                      mask, bad ? ": bad " : "", bad ? bad : "");
         return SHCA_AQ_BAD_PARAM;
     }
 
