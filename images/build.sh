@@ -28,11 +28,11 @@ set -euo pipefail
 # folder ships as documentation; see stage_pyverbs_tests).  Kernel ULPs
 # (tests/vm/ulp.sh): the NFS server and client with rpcbind, whose
 # /etc/netconfig and /etc/services come from libtirpc-common and netbase,
-# and open-iscsi for iSER.
+# and open-iscsi for iSER.  UCX: ucx_info and ucx_perftest.
 GUEST_DEBS=(libibverbs1 ibverbs-utils ibverbs-providers librdmacm1t64
 	rdmacm-utils perftest iproute2 qemu-guest-agent libgcc-s1 dash strace
 	nvme-cli python3-pyverbs nfs-kernel-server nfs-common rpcbind
-	libtirpc-common netbase open-iscsi)
+	libtirpc-common netbase open-iscsi libucx0 ucx-utils)
 RDMA_CORE_DEBS=(libibverbs1 ibverbs-utils ibverbs-providers librdmacm1t64
 	rdmacm-utils python3-pyverbs)
 # The Python the suite runs on, staged whole: the interpreter and its
@@ -61,6 +61,9 @@ FULL_DEBS=("${GUEST_DEBS[@]}" "${PYTHON_DEBS[@]}" libc6)
 DROP_DIRS=(usr/share/doc usr/share/man usr/share/info usr/share/locale
 	usr/share/lintian usr/share/bug usr/share/bash-completion
 	usr/share/zsh usr/share/gdb usr/lib/x86_64-linux-gnu/gconv)
+# Files (globs) of the staged packages that would pull in what no guest
+# has: UCX's modules for AMD GPUs need the ROCm runtime, hundreds of MB.
+DROP_FILES=(usr/lib/x86_64-linux-gnu/ucx/lib*_rocm*)
 
 kver=$GUEST_KVER
 if [ "${1:-}" = --kernel ] && [ "${2:-}" = all ]; then
@@ -198,6 +201,7 @@ stage_debs() {
 	done < "$manifest"
 	stage_pyverbs_tests "$root"
 	for d in "${DROP_DIRS[@]}"; do rm -rf "${root:?}/$d"; done
+	for d in "${DROP_FILES[@]}"; do rm -f "${root:?}"/$d; done
 }
 
 # rdma-core's test suite comes as documentation, partly gzipped: it moves
@@ -211,6 +215,7 @@ stage_pyverbs_tests() {
 }
 
 # NEEDED sonames of the staged programs and libraries that $root lacks.
+# A plugin's folder counts (UCX's modules find each other by RUNPATH).
 missing_libs() {
 	local root=$1 f lib
 	find "$root/usr/bin" "$root/usr/sbin" "$root/usr/lib" -type f \
@@ -218,7 +223,9 @@ missing_libs() {
 		while read -r f; do readelf -d "$f" 2>/dev/null; done |
 		sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' | sort -u |
 		while read -r lib; do
-			[ -e "$root/usr/lib/x86_64-linux-gnu/$lib" ] || echo "$lib"
+			[ -e "$root/usr/lib/x86_64-linux-gnu/$lib" ] ||
+				[ -n "$(find "$root/usr/lib" -name "$lib" -print -quit)" ] ||
+				echo "$lib"
 		done
 }
 
