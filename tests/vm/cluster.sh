@@ -4,6 +4,9 @@
 # after an interrupted run).  Pairs that share no node run at once, each
 # to a log of its own.
 
+# node_netns: the host (namespace) of a node, as the lab keeps it
+. "$SOFTHCA_TOP/tests/lib/fabric.sh"
+
 # The node pairs of 1..N, one round a line ("1-8 2-7 ..."): each pair
 # once, no node twice in a round (the circle method).
 cluster_rounds() {
@@ -181,7 +184,7 @@ across_hosts() {
 	local a=$1 b=$2 st na nb
 	st=$("$lab" status) || return 1
 	echo "$st"
-	na=$(netns_of "$a") && nb=$(netns_of "$b") || return 1
+	na=$(node_netns "$a") && nb=$(node_netns "$b") || return 1
 	echo "node $a in $na, node $b in $nb"
 	[ -n "$na" ] && [ "$na" != "$nb" ] || return 1
 	on "$a" -- ip link show dev eth0 | grep -q " mtu $3 " ||
@@ -189,6 +192,3 @@ across_hosts() {
 	on "$a" -- ibv_devinfo -d softhca0 | grep -Eq "active_mtu:[[:space:]]+$4 " ||
 		{ echo "node $a: active_mtu is not $4"; return 1; }
 }
-
-# The namespace (host) whose bridge node $1's tap is on.
-netns_of() { awk -v i="$1" '$1 == i { print $2 }' "$LAB_DIR/node-netns"; }
