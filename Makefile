@@ -3,6 +3,7 @@
 #   make kernels  the driver and the image for every guest kernel we support
 #   make packages  softhca-dkms and the provider as .debs for your own VM
 #   make series  the QEMU, Linux and rdma-core patch series, from the tree
+#   make mpi-tests  the MPI programs the VM tests copy into the guests
 #   make run    build, boot two VMs and show RDMA working between them
 #   make test   build and run the whole test suite
 #   make test-full  the same with the repeats and long runs (a 5-minute soak)
@@ -14,7 +15,7 @@ SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
 .PHONY: all deps qemu qemu-releases driver provider guest-tests image kernels packages \
-	stock-image series run test test-full fuzz bench clean
+	stock-image mpi-tests series run test test-full fuzz bench clean
 
 # Each stage prints one line; its output goes to $(SOFTHCA_CACHE)/logs
 # (scripts/stage.sh; SOFTHCA_VERBOSE=1 shows it all).
@@ -42,6 +43,11 @@ provider: deps
 
 guest-tests: provider
 	$(STAGE) guest-tests "building the programs the guests run" $(MAKE) -C tests/guest
+
+# tests/vm/mpi.sh copies them into the nodes; the image needs none of them
+mpi-tests: deps
+	$(STAGE) mpi-tests "building the MPI programs in the Debian 13 build root" \
+		tests/guest/mpi/build.sh
 
 image: driver provider guest-tests
 	$(STAGE) image "making the guest image" images/build.sh
@@ -73,19 +79,19 @@ run:
 	@tests/demo
 
 test:
-	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image
+	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image mpi-tests
 	@tests/run unit qtest sanitize fuzz series vm
 
 # the repeats too (tests/vm/run), and a 5-minute soak
 test-full:
-	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image
+	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image mpi-tests
 	@SOFTHCA_TEST_FULL=1 SOAK_SECONDS=300 tests/run unit qtest sanitize fuzz series vm
 
 FUZZ_SECONDS ?= 600
 fuzz: deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run fuzz
 
-bench: all
+bench: all mpi-tests
 	tests/bench/run
 
 clean:

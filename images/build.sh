@@ -28,11 +28,16 @@ set -euo pipefail
 # folder ships as documentation; see stage_pyverbs_tests).  Kernel ULPs
 # (tests/vm/ulp.sh): the NFS server and client with rpcbind, whose
 # /etc/netconfig and /etc/services come from libtirpc-common and netbase,
-# and open-iscsi for iSER.  UCX: ucx_info and ucx_perftest.
+# and open-iscsi for iSER.  UCX: ucx_info and ucx_perftest.  Open MPI
+# with its runtime (PRRTE, PMIx: their help texts and PMIx's plugins are
+# files of their own), which starts its daemons over ssh: OpenSSH's client
+# and dropbear's server (images/init).
 GUEST_DEBS=(libibverbs1 ibverbs-utils ibverbs-providers librdmacm1t64
 	rdmacm-utils perftest iproute2 qemu-guest-agent libgcc-s1 dash strace
 	nvme-cli python3-pyverbs nfs-kernel-server nfs-common rpcbind
-	libtirpc-common netbase open-iscsi libucx0 ucx-utils)
+	libtirpc-common netbase open-iscsi libucx0 ucx-utils
+	openmpi-bin libopenmpi40 openmpi-common libpmix2t64 openssh-client
+	dropbear-bin)
 RDMA_CORE_DEBS=(libibverbs1 ibverbs-utils ibverbs-providers librdmacm1t64
 	rdmacm-utils python3-pyverbs)
 # The Python the suite runs on, staged whole: the interpreter and its
@@ -45,7 +50,7 @@ PYVERBS_TESTS=usr/lib/pyverbs-tests
 GUEST_MODULES=(virtio_net virtio_rng ib_core ib_uverbs ib_cm iw_cm rdma_cm
 	rdma_ucm rdma_rxe nvme_rdma nvmet_rdma nvme_fabrics nvmet configfs brd
 	nfsd nfsv3 nfsv4 rpcrdma target_core_iblock ib_isert ib_iser ib_srpt
-	ib_srp sd_mod)
+	ib_srp sd_mod qemu_fw_cfg)
 # Modules some kernels have and others build in or do without.  6.1 has
 # virtio_pci and virtio_console (the guest agent's port) as modules.
 # crc32_generic is no dependency but rdma_rxe needs it for the ICRC (it
@@ -63,7 +68,12 @@ DROP_DIRS=(usr/share/doc usr/share/man usr/share/info usr/share/locale
 	usr/share/zsh usr/share/gdb usr/lib/x86_64-linux-gnu/gconv)
 # Files (globs) of the staged packages that would pull in what no guest
 # has: UCX's modules for AMD GPUs need the ROCm runtime, hundreds of MB.
-DROP_FILES=(usr/lib/x86_64-linux-gnu/ucx/lib*_rocm*)
+# Open MPI's Java and Fortran bindings would need a JVM and libgfortran.
+DROP_FILES=(usr/lib/x86_64-linux-gnu/ucx/lib*_rocm*
+	usr/lib/x86_64-linux-gnu/libmpi_java.so* usr/lib/x86_64-linux-gnu/libmpi_mpifh*
+	usr/lib/x86_64-linux-gnu/libmpi_usempi*)
+# The links update-alternatives would make: name, then target.
+ALTERNATIVES=("usr/bin/mpirun mpirun.openmpi" "usr/bin/mpiexec mpiexec.openmpi")
 
 kver=$GUEST_KVER
 if [ "${1:-}" = --kernel ] && [ "${2:-}" = all ]; then
@@ -193,7 +203,7 @@ download_guest_debs() {
 
 # Full packages go to $root, dependencies to $deps (a library quarry).
 stage_debs() {
-	local root=$1 deps=$2 manifest=$3 name ver arch dest d
+	local root=$1 deps=$2 manifest=$3 name ver arch dest d link target
 	while read -r name ver arch; do
 		dest=$deps
 		[[ " ${FULL_DEBS[*]} " == *" $name "* ]] && dest=$root
@@ -202,6 +212,10 @@ stage_debs() {
 	stage_pyverbs_tests "$root"
 	for d in "${DROP_DIRS[@]}"; do rm -rf "${root:?}/$d"; done
 	for d in "${DROP_FILES[@]}"; do rm -f "${root:?}"/$d; done
+	for d in "${ALTERNATIVES[@]}"; do
+		read -r link target <<< "$d"
+		ln -sfn "$target" "$root/$link"
+	done
 }
 
 # rdma-core's test suite comes as documentation, partly gzipped: it moves
@@ -330,7 +344,11 @@ stage_skeleton() {
 	mkdir -p "$root"/srv/nfs "$root"/var/lib/nfs \
 		"$root"/var/lib/iscsi/{nodes,send_targets,ifaces}
 	touch "$root"/var/lib/nfs/{etab,rmtab,state}
-	printf '127.0.0.1 localhost\n::1 localhost\n' > "$root/etc/hosts"
+	# the lab's nodes by name, as launchers (mpirun --host) like them
+	{
+		printf '127.0.0.1 localhost\n::1 localhost\n'
+		for i in $(seq 254); do echo "10.0.0.$i node$i"; done
+	} > "$root/etc/hosts"
 	echo "include /etc/ld.so.conf.d/*.conf" > "$root/etc/ld.so.conf"
 	install -m 0755 "$init_script" "$root/init"
 }

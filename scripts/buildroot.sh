@@ -3,7 +3,8 @@
 # A Debian 13 (trixie) build root for what Debian 12's compiler cannot
 # build: the modules of kernels built with gcc-14 (scripts/kernels.sh,
 # toolchain "trixie"), and the newest kernel's own tree with the driver
-# series applied (scripts/series/linux.sh).  Prints the root's path.
+# series applied (scripts/series/linux.sh), and the guests' MPI programs
+# (tests/guest/mpi), which need trixie's Open MPI.  Prints the root's path.
 #
 #   scripts/buildroot.sh           make it (once; a stamp keyed by the
 #                                  package list skips the work)
@@ -26,6 +27,9 @@ packages() {
 	# a kernel tree's own build, for the Linux patch series
 	# (tests/series/run): kbuild's tools, objtool's libelf, sparse
 	echo bc bison flex libelf-dev libssl-dev python3 sparse
+	# the MPI programs the guests run (tests/guest/mpi), against the
+	# guest image's Open MPI
+	echo libopenmpi-dev
 }
 
 make_root() {
