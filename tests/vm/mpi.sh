@@ -36,8 +36,8 @@ node_job() {
 # numbers, comma separated), launched from the first.  Debian's Open MPI
 # turns the UCX PML off and lets it use mlx* devices only: both are set
 # back.  UCX: RC, with UD for its wire-up; rxe reports no network header
-# type where UCX's UD checks it (tests/vm/ucx.sh), so that check is off
-# for jobs that have rxe nodes.
+# type where UCX's UD checks it (tests/vm/ucx.sh), so every job turns that
+# check off: one setting for all nodes, and softhca does not need it.
 mpi_job() {
 	local nodes=$1 args=$2 hosts n
 	hosts=$(sed 's/[0-9]\+/node&/g' <<< "$nodes")
