@@ -178,6 +178,32 @@ lab_up_interrupted() {
 	return "$rc"
 }
 
+# The KVM probe runs once per emulator, not on every up: where /dev/kvm
+# is there but nested KVM fails, each probe waits out its 10 s.  An
+# emulator that logs its KVM probes and fails them stands in for QEMU.
+lab_kvm_probe_once() {
+	local dir rc=0 accel
+	dir=$(mktemp -d /tmp/softhca-accel.XXXXXX)
+	cat > "$dir/qemu" <<-EOF
+	#!/bin/sh
+	case " \$* " in *" -accel kvm "*) echo probe >> "$dir/probes"; exit 1 ;; esac
+	EOF
+	chmod +x "$dir/qemu"
+	for _ in 1 2 3; do
+		accel=$(SOFTHCA_QEMU=$dir/qemu LAB_ACCEL= "$lab" accel) || rc=1
+		[ "$accel" = tcg ] || { echo "accel '$accel', not tcg"; rc=1; }
+	done
+	if [ -w /dev/kvm ]; then
+		[ "$(cat "$dir/probes")" = probe ] ||
+			{ echo "probes: $(wc -l < "$dir/probes" 2>/dev/null), not 1"; rc=1; }
+	else
+		[ ! -e "$dir/probes" ] || { echo "probed without /dev/kvm"; rc=1; }
+	fi
+	rm -f "/run/softhca-lab/accel.$(stat -c %d.%i.%Y "$dir/qemu")"
+	rm -rf "$dir"
+	return "$rc"
+}
+
 # Nodes $1 and $2 are on different hosts, and node $1's fabric interface
 # and RDMA port have the MTUs a VXLAN fabric leaves: interface $3, RoCE $4.
 across_hosts() {
