@@ -1,6 +1,7 @@
 # softhca: build everything, boot the lab, run the tests.
 #   make        build the device (in QEMU), the driver, the provider, the image
 #   make kernels  the driver and the image for every guest kernel we support
+#                 (make test builds only the driver for each: kernels-driver)
 #   make packages  softhca-dkms and the provider as .debs for your own VM
 #   make series  the QEMU, Linux and rdma-core patch series, from the tree
 #   make mpi-tests  the MPI programs the VM tests copy into the guests
@@ -14,7 +15,7 @@
 SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
-.PHONY: all deps qemu qemu-releases driver provider guest-tests image kernels packages \
+.PHONY: all deps qemu qemu-releases driver provider guest-tests image kernels-driver kernels packages \
 	stock-image mpi-tests series run test test-full fuzz bench clean
 
 # Each stage prints one line; its output goes to $(SOFTHCA_CACHE)/logs
@@ -29,8 +30,8 @@ deps:
 qemu: deps
 	$(STAGE) qemu "building QEMU with the device" qemu-device/build.sh
 
-# the qtests run on every QEMU release of scripts/common.sh: the others
-# than the default build an emulator for the qtests alone
+# make test-full runs the qtests on every QEMU release of scripts/common.sh:
+# the others than the default build an emulator for the qtests alone
 qemu-releases: qemu
 	$(STAGE) qemu-releases "building the device on every QEMU release" \
 		env SOFTHCA_QEMU_VERSION=all SOFTHCA_QTEST_ONLY=1 qemu-device/build.sh
@@ -52,9 +53,12 @@ mpi-tests: deps
 image: driver provider guest-tests
 	$(STAGE) image "making the guest image" images/build.sh
 
-# scripts/kernels.sh lists the kernels
-kernels: image
+# scripts/kernels.sh lists the kernels.  make test compiles the driver for
+# each; make test-full also boots each (an image per kernel).
+kernels-driver: image
 	$(STAGE) kernels-driver "building softhca.ko for every guest kernel" guest-driver/build.sh all
+
+kernels: kernels-driver
 	$(STAGE) kernels-image "making an image for every guest kernel" images/build.sh --kernel all
 
 packages: provider
@@ -79,10 +83,12 @@ run:
 	@tests/demo
 
 test:
-	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image mpi-tests
+	$(PARALLEL_STAGES) all kernels-driver packages stock-image mpi-tests
 	@tests/run unit qtest sanitize fuzz series vm
 
-# the repeats too (tests/vm/run), and a 5-minute soak
+# the repeats too: the qtests on the other QEMU releases, the VM smoke on
+# the other guest kernels, the 8-node cluster, sizes and address families
+# (tests/vm/run); and a 5-minute soak
 test-full:
 	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image mpi-tests
 	@SOFTHCA_TEST_FULL=1 SOAK_SECONDS=300 tests/run unit qtest sanitize fuzz series vm
