@@ -180,7 +180,8 @@ lab_up_interrupted() {
 
 # The KVM probe runs once per emulator, not on every up: where /dev/kvm
 # is there but nested KVM fails, each probe waits out its 10 s.  An
-# emulator that logs its KVM probes and fails them stands in for QEMU.
+# emulator that logs its KVM probes and fails them stands in for QEMU, and
+# the answers go to a registry of the test's own.
 lab_kvm_probe_once() {
 	local dir rc=0 accel
 	dir=$(mktemp -d /tmp/softhca-accel.XXXXXX)
@@ -190,7 +191,7 @@ lab_kvm_probe_once() {
 	EOF
 	chmod +x "$dir/qemu"
 	for _ in 1 2 3; do
-		accel=$(SOFTHCA_QEMU=$dir/qemu LAB_ACCEL= "$lab" accel) || rc=1
+		accel=$(SOFTHCA_QEMU=$dir/qemu LAB_REGISTRY=$dir/registry LAB_ACCEL= "$lab" accel) || rc=1
 		[ "$accel" = tcg ] || { echo "accel '$accel', not tcg"; rc=1; }
 	done
 	if [ -w /dev/kvm ]; then
@@ -199,7 +200,6 @@ lab_kvm_probe_once() {
 	else
 		[ ! -e "$dir/probes" ] || { echo "probed without /dev/kvm"; rc=1; }
 	fi
-	rm -f "/run/softhca-lab/accel.$(stat -c %d.%i.%Y "$dir/qemu")"
 	rm -rf "$dir"
 	return "$rc"
 }
