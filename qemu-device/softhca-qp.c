@@ -142,6 +142,8 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
         /* an SRQ of the QP's context and PD, and no RQ of its own */
         (srq && (srq->uctx != uctx || srq->pdn != pdn || has_rq ||
                  c->type == SHCA_QPT_GSI)) ||
+        /* an XRC SRQ serves XRC target QPs only (spec §13.5) */
+        (srq && srq->xrc) ||
         /* a QP without an RQ describes none at all */
         (!has_rq && (c->rq_log_size || c->rq_wqe_shift ||
                      memcmp(&c->rq, &no_buf, sizeof(no_buf))))) {
