@@ -36,7 +36,11 @@ bool softhca_admin_start(SofthcaState *s)
 
 static void softhca_admin_bh(void *opaque)
 {
-    softhca_admin_kick(opaque);
+    SofthcaState *s = opaque;
+
+    softhca_work_begin(s);
+    softhca_admin_kick(s);
+    softhca_work_end(s);
 }
 
 void softhca_admin_init(SofthcaState *s)
@@ -47,12 +51,23 @@ void softhca_admin_init(SofthcaState *s)
 
 void softhca_admin_exit(SofthcaState *s)
 {
+    softhca_admin_reset(s);
     qemu_bh_delete(s->admin_bh);
     s->admin_bh = NULL;
 }
 
+/*
+ * A command that waits for budget ends: each of its steps answers false,
+ * and it gives back what it took before the objects it works on go.
+ */
 void softhca_admin_reset(SofthcaState *s)
 {
+    if (s->admin_co) {
+        s->admin_abort = true;
+        qemu_coroutine_enter(s->admin_co);
+        assert(!s->admin_co);
+        s->admin_abort = false;
+    }
     qemu_bh_cancel(s->admin_bh);
     s->aq = (SofthcaRing) { 0 };
     s->acq = (SofthcaRing) { 0 };
@@ -378,26 +393,36 @@ static bool softhca_post_completion(SofthcaState *s, uint16_t cmd_id,
     return true;
 }
 
-/*
- * Run commands from the device's head to the driver's tail while the ACQ has
- * room, SOFTHCA_AQ_BURST of them at most: the bottom half runs the rest,
- * so that no doorbell holds the main loop for a whole ring of costly
- * commands (issue 11, defect 4).
- */
-void softhca_admin_kick(SofthcaState *s)
+bool coroutine_fn softhca_admin_step(SofthcaState *s, uint32_t units)
 {
-    uint32_t budget = SOFTHCA_AQ_BURST;
-    bool posted = false;
+    while (!s->admin_abort && !softhca_work_spend(s, units)) {
+        qemu_coroutine_yield();
+    }
+    return !s->admin_abort;
+}
 
-    /* a command sees every doorbell written before it (spec §14) */
-    softhca_db_drain(s);
+bool coroutine_fn softhca_admin_wait(SofthcaState *s)
+{
+    if (!s->admin_abort) {
+        qemu_coroutine_yield();
+    }
+    return !s->admin_abort;
+}
+
+/*
+ * Run commands from the device's head to the driver's tail while the ACQ
+ * has room.  A command's steps spend the work budget; when the budget of
+ * a callback is spent, the command waits (softhca_admin_step) and the
+ * bottom half goes on with it, so that no doorbell holds the main loop
+ * for a ring of costly commands, or for one (issue 25, defect 2).  The
+ * commands after it wait with it.
+ */
+static void coroutine_fn softhca_admin_run(void *opaque)
+{
+    SofthcaState *s = opaque;
 
     while (softhca_ready(s) && s->aq.head != s->aq.tail &&
-           !softhca_acq_full(s)) {
-        if (!budget--) {
-            qemu_bh_schedule(s->admin_bh);
-            break;
-        }
+           !softhca_acq_full(s) && softhca_admin_step(s, SOFTHCA_WORK_CMD)) {
         struct shca_aq_entry cmd;
         uint32_t result = 0;
         uint8_t status;
@@ -413,6 +438,9 @@ void softhca_admin_kick(SofthcaState *s)
         trace_softhca_admin_cmd(cmd_id, cmd.opcode);
 
         status = softhca_exec(s, &cmd, &result);
+        if (s->admin_abort) {
+            break;      /* a reset: the ring is gone, nothing completes */
+        }
         if (status != SHCA_AQ_OK) {
             qemu_log_mask(LOG_GUEST_ERROR,
                           "softhca: admin command 0x%02x (id %u) failed: "
@@ -425,9 +453,25 @@ void softhca_admin_kick(SofthcaState *s)
             break;
         }
         s->aq.head = (s->aq.head + 1) & softhca_ring_mask(&s->aq);
-        posted = true;
+        s->admin_posted = true;
     }
-    if (posted) {
+    s->admin_co = NULL;
+}
+
+void softhca_admin_kick(SofthcaState *s)
+{
+    /* a command sees every doorbell written before it (spec §14) */
+    softhca_db_drain(s);
+
+    if (!s->admin_co) {
+        s->admin_co = qemu_coroutine_create(softhca_admin_run, s);
+    }
+    qemu_coroutine_enter(s->admin_co);
+    if (s->admin_co) {
+        qemu_bh_schedule(s->admin_bh);      /* it waits for budget */
+    }
+    if (s->admin_posted) {
+        s->admin_posted = false;
         softhca_irq(s, SHCA_VEC_ADMIN);
     }
 }

@@ -95,16 +95,28 @@ uint8_t softhca_cq_destroy(SofthcaState *s, uint32_t cqn)
     return SHCA_AQ_OK;
 }
 
-/* The unconsumed CQEs, read from the old ring, into slots 0.. of @nbuf. */
+/*
+ * The unconsumed CQEs, read from the old ring, into slots 0.. of @nbuf,
+ * as steps of the command: completions that come meanwhile are copied
+ * too, and must fit in @nbuf's 2^log_size.  How many, through *n.
+ */
 static uint8_t softhca_cq_copy(SofthcaState *s, const SofthcaCq *cq,
-                               const SofthcaBuf *nbuf, uint32_t ci,
-                               uint32_t n)
+                               const SofthcaBuf *nbuf, uint8_t log_size,
+                               uint32_t ci, uint32_t *n)
 {
     uint32_t mask = (1u << cq->log_size) - 1;
     struct shca_cqe cqe;
+    uint32_t k;
 
-    for (uint32_t k = 0; k < n; k++) {
+    for (k = 0; k != cq->pi - ci; k++) {
         uint64_t from = (uint64_t)((ci + k) & mask) * SHCA_CQE_SIZE;
+
+        if (!softhca_admin_step(s, SOFTHCA_WORK_CQE)) {
+            return SHCA_AQ_BAD_ADDR;
+        }
+        if (cq->error || cq->pi - ci > (1u << log_size)) {
+            return SHCA_AQ_BAD_PARAM;
+        }
 
         if (!softhca_dma_read(s, softhca_buf_addr(&cq->buf, from), &cqe,
                               sizeof(cqe))) {
@@ -117,6 +129,7 @@ static uint8_t softhca_cq_copy(SofthcaState *s, const SofthcaCq *cq,
             return SHCA_AQ_BAD_ADDR;
         }
     }
+    *n = k;
     return SHCA_AQ_OK;
 }
 
@@ -152,7 +165,7 @@ uint8_t softhca_cq_resize(SofthcaState *s, const struct shca_aq_resize_cq *c,
                               ((uint64_t)SHCA_CQE_SIZE << c->log_size) +
                               sizeof(struct shca_cq_record));
     if (status == SHCA_AQ_OK) {
-        status = softhca_cq_copy(s, cq, &nbuf, ci, n);
+        status = softhca_cq_copy(s, cq, &nbuf, c->log_size, ci, &n);
     }
     if (status != SHCA_AQ_OK) {
         softhca_buf_free(&nbuf);

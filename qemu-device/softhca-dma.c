@@ -131,11 +131,15 @@ static bool softhca_page_ok(SofthcaState *s, uint64_t page, uint8_t shift)
            softhca_dma_ok(s, page, 1ull << shift);
 }
 
-/* Read n little-endian page addresses at addr into pages[]. */
+/*
+ * Read n little-endian page addresses at addr into pages[], as a step of
+ * an admin command (softhca_admin_step).
+ */
 static bool softhca_buf_read_list(SofthcaState *s, uint64_t addr,
                                   uint64_t *pages, uint32_t n)
 {
-    if (!softhca_dma_read(s, addr, pages, (size_t)n * sizeof(uint64_t))) {
+    if (!softhca_admin_step(s, n * SOFTHCA_WORK_PAGE) ||
+        !softhca_dma_read(s, addr, pages, (size_t)n * sizeof(uint64_t))) {
         return false;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -147,7 +151,8 @@ static bool softhca_buf_read_list(SofthcaState *s, uint64_t addr,
 /*
  * Take a buffer descriptor (spec §5.2, and LIST2 of §13.3 where flags_ok
  * has it) and check every page now, so that later accesses only have to
- * check their offset against the buffer's size.
+ * check their offset against the buffer's size.  A step of an admin
+ * command: a LIST2 walk of 2^18 pages goes on across callbacks.
  */
 static uint8_t softhca_buf_take(SofthcaState *s, SofthcaBuf *buf,
                                 const struct shca_buf_desc *desc,
@@ -197,7 +202,10 @@ static uint8_t softhca_buf_take(SofthcaState *s, SofthcaBuf *buf,
     }
 
     for (i = 0; i < npages; i++) {
-        if (!softhca_page_ok(s, buf->pages[i], shift)) {
+        if ((i % SHCA_BUF_LIST_MAX == 0 &&
+             !softhca_admin_step(s, MIN(npages - i, SHCA_BUF_LIST_MAX) *
+                                    SOFTHCA_WORK_PAGE)) ||
+            !softhca_page_ok(s, buf->pages[i], shift)) {
             goto bad_addr;
         }
     }

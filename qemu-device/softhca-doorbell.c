@@ -111,7 +111,11 @@ void softhca_db_drain(SofthcaState *s)
 
 static void softhca_db_bh(void *opaque)
 {
-    softhca_db_drain(opaque);
+    SofthcaState *s = opaque;
+
+    softhca_work_begin(s);
+    softhca_db_drain(s);
+    softhca_work_end(s);
 }
 
 /* Doorbell pages are write-only (spec §8, §14). */
@@ -162,8 +166,10 @@ static void softhca_db_write(void *opaque, hwaddr addr, uint64_t data,
         if (own_guard) {
             guard->engaged_in_io = true;
         }
+        softhca_work_begin(s);
         softhca_db_drain_page(s, page);
         softhca_db_ring(s, page, w);
+        softhca_work_end(s);
         if (own_guard) {
             guard->engaged_in_io = false;
         }

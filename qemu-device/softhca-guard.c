@@ -6,7 +6,8 @@
  * device's own BARs is refused as re-entrant.  QEMU's timers have no such
  * guard, so a guest that aims an MSI-X entry at CTRL could have a timer's
  * interrupt disable the device under the running timer (issue 11).  The
- * device's timers take the guard the same way.
+ * device's timers take the guard the same way, and the work budget
+ * (softhca-work.c) as every callback of the device does.
  *
  * Copyright (c) 2026 The softhca authors
  *
@@ -18,6 +19,7 @@
 
 typedef struct SofthcaGuardedTimer {
     QEMUTimer timer;            /* first: timer_free() frees the whole */
+    SofthcaState *s;
     MemReentrancyGuard *guard;
     QEMUTimerCB *cb;
     void *opaque;
@@ -29,7 +31,9 @@ static void softhca_timer_guarded(void *opaque)
     bool outer = !gt->guard->engaged_in_io;
 
     gt->guard->engaged_in_io = true;
+    softhca_work_begin(gt->s);
     gt->cb(gt->opaque);
+    softhca_work_end(gt->s);
     if (outer) {
         gt->guard->engaged_in_io = false;
     }
@@ -39,6 +43,7 @@ QEMUTimer *softhca_timer_new(SofthcaState *s, QEMUTimerCB *cb, void *opaque)
 {
     SofthcaGuardedTimer *gt = g_new0(SofthcaGuardedTimer, 1);
 
+    gt->s = s;
     gt->guard = &DEVICE(s)->mem_reentrancy_guard;
     gt->cb = cb;
     gt->opaque = opaque;

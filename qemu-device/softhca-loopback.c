@@ -16,9 +16,8 @@
 #include "softhca-wire.h"
 #include "trace.h"
 
-/* Frames the queue holds (spec §7.1), and how many one BH run delivers. */
+/* Frames the queue holds (spec §7.1). */
 #define SOFTHCA_LOOPBACK_FRAMES 512
-#define SOFTHCA_LOOPBACK_BATCH  64
 
 struct SofthcaLoopFrame {
     QSIMPLEQ_ENTRY(SofthcaLoopFrame) next;
@@ -76,27 +75,27 @@ bool softhca_loopback_tx(SofthcaState *s, const uint8_t *frame, size_t len,
 }
 
 /*
- * A bounded batch per run: what the frames delivered send back to this
- * port joins the tail and waits for the next run.
+ * What the work budget allows per run: what the frames delivered send back
+ * to this port joins the tail and waits for the next run.
  */
 static void softhca_loopback_bh(void *opaque)
 {
     SofthcaState *s = opaque;
     SofthcaLoopback *lb = &s->loopback;
+    SofthcaLoopFrame *f;
 
-    for (int n = 0; n < SOFTHCA_LOOPBACK_BATCH; n++) {
-        g_autofree SofthcaLoopFrame *f = QSIMPLEQ_FIRST(&lb->frames);
-
-        if (!f) {
-            return;
-        }
+    softhca_work_begin(s);
+    while ((f = QSIMPLEQ_FIRST(&lb->frames)) &&
+           softhca_work_spend(s, SOFTHCA_WORK_FRAME(f->len))) {
         QSIMPLEQ_REMOVE_HEAD(&lb->frames, next);
         lb->count--;
         softhca_port_receive(s, f->data, f->len);
+        g_free(f);
     }
     if (!QSIMPLEQ_EMPTY(&lb->frames)) {
         qemu_bh_schedule(lb->bh);
     }
+    softhca_work_end(s);
 }
 
 void softhca_loopback_init(SofthcaState *s)

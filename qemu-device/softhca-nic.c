@@ -107,21 +107,28 @@ static bool softhca_nic_tx_one(SofthcaState *s, struct shca_nic_txd *txd)
     return true;
 }
 
-/* Send descriptors head..tail; each pass consumes one, so it terminates. */
-void softhca_nic_tx_doorbell(SofthcaState *s, uint32_t tail)
+/*
+ * Send descriptors head..tail as the work budget allows; nic_tx_bh sends
+ * the rest (issue 25, defect 2: a ring of 4095 jumbo frames held the vCPU
+ * for 50 ms).  Each pass consumes one, so it terminates.
+ */
+static void softhca_nic_tx(SofthcaState *s)
 {
     SofthcaRing *r = &s->nic_tx;
     bool done = false;
 
-    if (!softhca_nic_doorbell_ok(s, r, SHCA_NIC_TX_EN, tail)) {
-        return;
-    }
-    r->tail = tail;
-    while (r->head != r->tail) {
+    while (softhca_ready(s) && (s->nic_ctrl & SHCA_NIC_TX_EN) &&
+           r->head != r->tail) {
         uint64_t addr = softhca_desc_addr(r, r->head);
         struct shca_nic_txd txd;
+        uint16_t len;
 
         if (!softhca_dma_read(s, addr, &txd, sizeof(txd))) {
+            break;
+        }
+        len = MIN(le16_to_cpu(txd.len), SHCA_NIC_FRAME_MAX);
+        if (!softhca_work_spend(s, SOFTHCA_WORK_FRAME(len))) {
+            qemu_bh_schedule(s->nic_tx_bh);
             break;
         }
         txd.flags = SHCA_NIC_DESC_DONE;
@@ -143,6 +150,35 @@ void softhca_nic_tx_doorbell(SofthcaState *s, uint32_t tail)
     }
 }
 
+void softhca_nic_tx_doorbell(SofthcaState *s, uint32_t tail)
+{
+    if (softhca_nic_doorbell_ok(s, &s->nic_tx, SHCA_NIC_TX_EN, tail)) {
+        s->nic_tx.tail = tail;
+        softhca_nic_tx(s);
+    }
+}
+
+static void softhca_nic_tx_bh(void *opaque)
+{
+    SofthcaState *s = opaque;
+
+    softhca_work_begin(s);
+    softhca_nic_tx(s);
+    softhca_work_end(s);
+}
+
+void softhca_nic_init(SofthcaState *s)
+{
+    s->nic_tx_bh = qemu_bh_new_guarded(softhca_nic_tx_bh, s,
+                                       &DEVICE(s)->mem_reentrancy_guard);
+}
+
+void softhca_nic_exit(SofthcaState *s)
+{
+    qemu_bh_delete(s->nic_tx_bh);
+    s->nic_tx_bh = NULL;
+}
+
 void softhca_nic_rx_doorbell(SofthcaState *s, uint32_t tail)
 {
     if (!softhca_nic_doorbell_ok(s, &s->nic_rx, SHCA_NIC_RX_EN, tail)) {
@@ -153,6 +189,7 @@ void softhca_nic_rx_doorbell(SofthcaState *s, uint32_t tail)
 
 void softhca_nic_reset(SofthcaState *s)
 {
+    qemu_bh_cancel(s->nic_tx_bh);
     s->nic_ctrl = 0;
     s->nic_irq = 0;
     s->nic_tx = (SofthcaRing) { 0 };
@@ -237,7 +274,12 @@ void softhca_port_receive(SofthcaState *s, const uint8_t *buf, size_t size)
 static ssize_t softhca_nic_receive(NetClientState *nc, const uint8_t *buf,
                                    size_t size)
 {
-    softhca_port_receive(qemu_get_nic_opaque(nc), buf, size);
+    SofthcaState *s = qemu_get_nic_opaque(nc);
+
+    softhca_work_begin(s);
+    softhca_work_spend(s, SOFTHCA_WORK_FRAME(size));
+    softhca_port_receive(s, buf, size);
+    softhca_work_end(s);
     return size;
 }
 

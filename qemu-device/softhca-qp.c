@@ -441,7 +441,12 @@ uint8_t softhca_qp_modify(SofthcaState *s, const struct shca_aq_qp_attr *c)
     softhca_qp_attr_apply(qp, &attr, mask);
     softhca_tp_modified(s, qp, old, mask);
     if (next == SHCA_QPS_ERR && old != SHCA_QPS_ERR) {
-        softhca_tp_flush(s, qp);
+        /* the command completes once every WQE has (spec §13.2) */
+        while (!softhca_tp_flush(s, qp)) {
+            if (!softhca_admin_wait(s)) {
+                return SHCA_AQ_OK;
+            }
+        }
         softhca_srq_qp_error(s, qp);
     } else if (next == SHCA_QPS_SQD && old == SHCA_QPS_RTS) {
         softhca_tp_sqd(s, qp, mask & SHCA_QP_ATTR_SQD_NOTIFY);

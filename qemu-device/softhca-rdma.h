@@ -293,9 +293,10 @@ void softhca_tp_modified(SofthcaState *s, SofthcaQp *qp, uint8_t old_state,
 void softhca_tp_stop(SofthcaState *s, SofthcaQp *qp);
 /*
  * The QP entered ERR, or WQEs were posted to it in ERR: complete every
- * outstanding WQE with WR_FLUSH_ERR.
+ * outstanding WQE with WR_FLUSH_ERR, as many as the work budget allows
+ * now and the rest from a bottom half; true if none is left.
  */
-void softhca_tp_flush(SofthcaState *s, SofthcaQp *qp);
+bool softhca_tp_flush(SofthcaState *s, SofthcaQp *qp);
 /* RTS -> SQD: drain the SQ, and post SQ_DRAINED when done if notify. */
 void softhca_tp_sqd(SofthcaState *s, SofthcaQp *qp, bool notify);
 /* The QP is being destroyed: stop timers, free state. */

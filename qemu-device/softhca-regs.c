@@ -318,13 +318,8 @@ static void softhca_write_doorbell(SofthcaState *s, SofthcaRing *r,
     softhca_admin_kick(s);
 }
 
-static void softhca_regs_write(void *opaque, hwaddr addr, uint64_t data,
-                               unsigned size)
+static void softhca_regs_write_reg(SofthcaState *s, hwaddr addr, uint32_t val)
 {
-    SofthcaState *s = opaque;
-    uint32_t val = data;
-
-    trace_softhca_mmio_write(addr, val);
 
     if (addr >= SHCA_REG_EQ_DB_BASE &&
         addr < SHCA_REG_EQ_DB(SOFTHCA_MAX_EQ)) {
@@ -386,6 +381,17 @@ static void softhca_regs_write(void *opaque, hwaddr addr, uint64_t data,
         break;
     }
     softhca_guest_error(addr, "write to a read-only or unknown register");
+}
+
+static void softhca_regs_write(void *opaque, hwaddr addr, uint64_t data,
+                               unsigned size)
+{
+    SofthcaState *s = opaque;
+
+    trace_softhca_mmio_write(addr, data);
+    softhca_work_begin(s);
+    softhca_regs_write_reg(s, addr, data);
+    softhca_work_end(s);
 }
 
 const MemoryRegionOps softhca_regs_ops = {

@@ -391,17 +391,24 @@ static void softhca_req_flush_one(SofthcaState *s, SofthcaQp *qp,
     softhca_tp_cqe(s, qp, qp->send_cqn, &cqe, false);
 }
 
-/* Complete every WQE of the SQ, started or not, with WR_FLUSH_ERR. */
-void softhca_req_flush(SofthcaState *s, SofthcaQp *qp)
+/* The WQEs of the SQ, started or not, in order. */
+bool softhca_req_flush(SofthcaState *s, SofthcaQp *qp)
 {
     SofthcaQpTransport *tp = &qp->tp;
     struct shca_send_wqe w;
 
     for (; tp->ops && tp->sq_comp != qp->sq.ci; tp->sq_comp++) {
+        if (!softhca_work_spend(s, SOFTHCA_WORK_FLUSH)) {
+            return false;
+        }
         softhca_req_flush_one(s, qp, tp->sq_comp,
                               softhca_req_op(qp, tp->sq_comp)->wqe.wr_id);
     }
     for (; qp->sq.ci != qp->sq.pi; qp->sq.ci++) {
+        if (!softhca_work_spend(s, SOFTHCA_WORK_FLUSH)) {
+            tp->sq_comp = qp->sq.ci;
+            return false;
+        }
         if (!softhca_wq_read(s, &qp->sq, qp->sq.ci, &w, sizeof(w))) {
             w.wr_id = 0;
         }
@@ -410,14 +417,24 @@ void softhca_req_flush(SofthcaState *s, SofthcaQp *qp)
     tp->sq_comp = tp->sq_send = qp->sq.ci;
     tp->send_pkt = 0;
     tp->rd_atomic = 0;
+    return true;
 }
 
+/* Sends past a callback's budget, or the rest of a flush (ERR). */
 void softhca_req_bh(void *opaque)
 {
     SofthcaQp *qp = opaque;
+    SofthcaState *s = qp->tp.s;
 
     qp->tp.req_pending = false;
-    if (qp->valid) {
-        softhca_req_run(qp->tp.s, qp);
+    if (!qp->valid) {
+        return;
     }
+    softhca_work_begin(s);
+    if (qp->state == SHCA_QPS_ERR) {
+        softhca_tp_flush(s, qp);
+    } else {
+        softhca_req_run(s, qp);
+    }
+    softhca_work_end(s);
 }

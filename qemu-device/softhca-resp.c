@@ -337,7 +337,9 @@ void softhca_resp_bh(void *opaque)
     SofthcaState *s = qp->tp.s;
 
     if (qp->valid && softhca_tp_answers(qp)) {
+        softhca_work_begin(s);
         softhca_resp_pump(s, qp);
+        softhca_work_end(s);
     }
 }
 
@@ -772,8 +774,8 @@ void softhca_resp_receive(SofthcaState *s, SofthcaQp *qp,
     }
 }
 
-/* Complete every receive WQE, started or not, with WR_FLUSH_ERR. */
-void softhca_resp_flush(SofthcaState *s, SofthcaQp *qp)
+/* The receive WQEs, started or not, in order. */
+bool softhca_resp_flush(SofthcaState *s, SofthcaQp *qp)
 {
     SofthcaQpTransport *tp = &qp->tp;
     struct shca_recv_wqe w;
@@ -792,6 +794,9 @@ void softhca_resp_flush(SofthcaState *s, SofthcaQp *qp)
                               0, 0, 0, false);
     }
     for (; qp->rq.ci != qp->rq.pi; qp->rq.ci++) {
+        if (!softhca_work_spend(s, SOFTHCA_WORK_FLUSH)) {
+            return false;
+        }
         if (!softhca_wq_read(s, &qp->rq, qp->rq.ci, &w, sizeof(w))) {
             w.wr_id = 0;
         }

@@ -123,7 +123,11 @@ void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget);
 void softhca_req_bh(void *opaque);
 /* Send again from psn, which lies in a started WQE. */
 void softhca_req_rewind(SofthcaState *s, SofthcaQp *qp, uint32_t psn);
-void softhca_req_flush(SofthcaState *s, SofthcaQp *qp);
+/*
+ * Complete the SQ's WQEs with WR_FLUSH_ERR, as many as the work budget
+ * allows; true when none is left.
+ */
+bool softhca_req_flush(SofthcaState *s, SofthcaQp *qp);
 
 /* softhca-comp.c */
 void softhca_comp_receive(SofthcaState *s, SofthcaQp *qp,
@@ -149,13 +153,24 @@ typedef enum SofthcaRespResult {
  * RNR).  A bad one completes with LOC_QP_OP_ERR (OP_ERR).
  */
 SofthcaRespResult softhca_resp_take_recv(SofthcaState *s, SofthcaQp *qp);
+/*
+ * Copy len bytes at buf to byte off of the receive WQE taken.  Its keys
+ * are checked against the PD of the queue it was posted to: an SRQ's PD
+ * governs its WQEs, whatever the QP's (spec §13.5).
+ */
+SofthcaMemStatus softhca_resp_recv_copy(SofthcaState *s, SofthcaQp *qp,
+                                        uint64_t off, const void *buf,
+                                        uint64_t len);
 /* Complete the receive WQE taken: wr_id and wqe_index are filled in. */
 void softhca_resp_recv_done(SofthcaState *s, SofthcaQp *qp,
                             struct shca_cqe *cqe, bool solicited);
 void softhca_resp_receive(SofthcaState *s, SofthcaQp *qp,
                           const SofthcaRocePacket *p, const uint8_t *payload);
-/* Complete every receive WQE with WR_FLUSH_ERR; drop pending responses. */
-void softhca_resp_flush(SofthcaState *s, SofthcaQp *qp);
+/*
+ * Drop pending responses, and complete the receive WQEs with WR_FLUSH_ERR,
+ * as many as the work budget allows; true when none is left.
+ */
+bool softhca_resp_flush(SofthcaState *s, SofthcaQp *qp);
 /* Send more of the pending READ responses (opaque: the QP). */
 void softhca_resp_bh(void *opaque);
 void softhca_resp_ack_flush(SofthcaState *s, SofthcaQp *qp);

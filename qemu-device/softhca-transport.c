@@ -293,13 +293,17 @@ void softhca_tp_sqd(SofthcaState *s, SofthcaQp *qp, bool notify)
     softhca_comp_sqd_drained(s, qp);
 }
 
-void softhca_tp_flush(SofthcaState *s, SofthcaQp *qp)
+bool softhca_tp_flush(SofthcaState *s, SofthcaQp *qp)
 {
     softhca_qp_sq_polling(s, qp, false);
     timer_del(qp->tp.retry_timer);
     qp->tp.rnr_wait = false;
-    softhca_req_flush(s, qp);
-    softhca_resp_flush(s, qp);
+    if (softhca_req_flush(s, qp) && softhca_resp_flush(s, qp)) {
+        return true;
+    }
+    qp->tp.req_pending = true;
+    qemu_bh_schedule(qp->tp.req_bh);
+    return false;
 }
 
 void softhca_tp_destroy(SofthcaState *s, SofthcaQp *qp)
@@ -325,7 +329,7 @@ void softhca_tp_destroy(SofthcaState *s, SofthcaQp *qp)
 void softhca_tp_sq_kick(SofthcaState *s, SofthcaQp *qp)
 {
     if (qp->state == SHCA_QPS_ERR) {
-        softhca_req_flush(s, qp);
+        softhca_tp_flush(s, qp);
         return;
     }
     if (softhca_qp_is_ud(qp)) {
@@ -340,7 +344,7 @@ void softhca_tp_sq_kick(SofthcaState *s, SofthcaQp *qp)
 void softhca_tp_rq_kick(SofthcaState *s, SofthcaQp *qp)
 {
     if (qp->state == SHCA_QPS_ERR) {
-        softhca_resp_flush(s, qp);
+        softhca_tp_flush(s, qp);
     }
     /* Otherwise receive WQEs wait for the peer: it retries after RNR. */
 }

@@ -107,6 +107,7 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
     softhca_fault_init(s);
     softhca_loopback_init(s);
     softhca_admin_init(s);
+    softhca_nic_init(s);
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     s->nic = qemu_new_nic(&softhca_net_info, &s->conf,
@@ -125,6 +126,7 @@ static void softhca_exit(PCIDevice *pdev)
     softhca_fault_exit(s);
     softhca_loopback_exit(s);
     softhca_admin_exit(s);
+    softhca_nic_exit(s);
     softhca_db_exit(s);
     qemu_del_nic(s->nic);
     g_free(s->pd_map);
@@ -196,6 +198,9 @@ static void softhca_instance_init(Object *obj)
     /* what of transport-mem the QPs have reserved, for the monitor */
     object_property_add_uint64_ptr(obj, "x-transport-mem-reserved",
                                    &s->tp_mem, OBJ_PROP_FLAG_READ);
+    /* the most work one callback did, in units of spec §19.3 */
+    object_property_add_uint64_ptr(obj, "x-work-max", &s->work_max,
+                                   OBJ_PROP_FLAG_READ);
 }
 
 static void softhca_class_init(ObjectClass *klass, SofthcaClassData *data)

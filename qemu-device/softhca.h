@@ -12,6 +12,7 @@
 #define HW_SOFTHCA_H
 
 #include "qemu/units.h"
+#include "qemu/coroutine.h"
 #include "hw/pci/pci_device.h"
 #include "net/net.h"
 #include "qom/object.h"
@@ -34,8 +35,6 @@ OBJECT_DECLARE_SIMPLE_TYPE(SofthcaState, SOFTHCA)
 #define SOFTHCA_MAX_CQE         32768
 #define SOFTHCA_MAX_MR          65536
 #define SOFTHCA_MAX_PD          4096
-/* Admin commands one doorbell runs; a bottom half runs the rest. */
-#define SOFTHCA_AQ_BURST        16
 #define SOFTHCA_MAX_EQ          32
 #define SOFTHCA_MAX_EQE         4096
 #define SOFTHCA_MAX_GID         128
@@ -71,6 +70,20 @@ OBJECT_DECLARE_SIMPLE_TYPE(SofthcaState, SOFTHCA)
  * 256 WQEs or more, and all 4096 QPs with SQs of up to 64 WQEs.
  */
 #define SOFTHCA_TRANSPORT_MEM_DEFAULT   (128 * MiB)
+
+/*
+ * The work one callback may do (spec §19.3, softhca-work.c), in units of
+ * about one page address checked, and what each step costs.  Calibrated
+ * on 2-core hosts without KVM: a callback that spends the whole budget
+ * takes well under 5 ms there.
+ */
+#define SOFTHCA_WORK_BUDGET     32768
+#define SOFTHCA_WORK_CMD        64      /* an admin command's own work */
+#define SOFTHCA_WORK_PAGE       1       /* a page address taken and checked */
+#define SOFTHCA_WORK_CQE        32      /* a CQE moved */
+#define SOFTHCA_WORK_FLUSH      8       /* a WQE completed with WR_FLUSH_ERR */
+/* A frame sent or received: its fixed cost, and per byte. */
+#define SOFTHCA_WORK_FRAME(len) (64 + (len) / 16)
 
 typedef struct SofthcaCq SofthcaCq;
 typedef struct SofthcaQp SofthcaQp;
@@ -175,7 +188,11 @@ struct SofthcaState {
     SofthcaRing nic_rx;
     uint8_t frame[SHCA_NIC_FRAME_MAX];
     SofthcaLoopback loopback;
-    QEMUBH *admin_bh;           /* admin commands past a doorbell's burst */
+    QEMUBH *admin_bh;           /* admin work past a callback's budget */
+    Coroutine *admin_co;        /* the commands being run, across callbacks */
+    bool admin_abort;           /* a reset: the command in progress ends */
+    bool admin_posted;          /* completions not yet signalled */
+    QEMUBH *nic_tx_bh;          /* TX descriptors past a callback's budget */
 
     /* doorbell pages (spec §8, §14): the writes queued for the BQL */
     SofthcaDbq *dbq;            /* one queue per page */
@@ -197,6 +214,11 @@ struct SofthcaState {
     uint64_t tp_mem;            /* bytes of QP transport state reserved */
     SofthcaMcastGroup mcast[SOFTHCA_MAX_MCAST_GRP];
     bool cq_overrun_sweep;      /* moving the QPs of overrun CQs to ERR */
+
+    /* the work budget (spec §19.3) */
+    uint32_t work_depth;        /* callbacks of the device nested */
+    uint32_t work_used;         /* units the outermost one has spent */
+    uint64_t work_max;          /* the most any callback spent: x-work-max */
 
     SofthcaStats stats;
     uint64_t rdma_stats[SHCA_STAT_COUNT];   /* QUERY_STATS, enum shca_stat */
@@ -227,6 +249,16 @@ static inline bool softhca_ready(const SofthcaState *s)
     return (s->status & (SHCA_STATUS_RDY | SHCA_STATUS_FATAL)) ==
            SHCA_STATUS_RDY;
 }
+
+/*
+ * softhca-work.c: a callback's work (spec §19.3).  Every MMIO write,
+ * received frame, bottom half and timer of the device runs between
+ * softhca_work_begin() and softhca_work_end(), which may nest.
+ */
+void softhca_work_begin(SofthcaState *s);
+void softhca_work_end(SofthcaState *s);
+/* Spend units of this callback's budget; false if they do not fit. */
+bool softhca_work_spend(SofthcaState *s, uint32_t units);
 
 /* softhca.c */
 void softhca_irq(SofthcaState *s, unsigned vector);
@@ -261,6 +293,14 @@ uint64_t softhca_buf_addr(const SofthcaBuf *buf, uint64_t offset);
 
 /* softhca-admin.c */
 void softhca_admin_kick(SofthcaState *s);
+/*
+ * In an admin command: spend units, waiting for the budgets of later
+ * callbacks if this one's is spent; false if a reset ends the command,
+ * which then gives back what it took and fails.
+ */
+bool coroutine_fn softhca_admin_step(SofthcaState *s, uint32_t units);
+/* Wait for the next callback's budget; false if a reset ends the command. */
+bool coroutine_fn softhca_admin_wait(SofthcaState *s);
 void softhca_admin_init(SofthcaState *s);
 void softhca_admin_exit(SofthcaState *s);
 void softhca_admin_reset(SofthcaState *s);
@@ -334,6 +374,8 @@ void softhca_nic_write_irq(SofthcaState *s, uint32_t val);
 void softhca_nic_tx_doorbell(SofthcaState *s, uint32_t tail);
 void softhca_nic_rx_doorbell(SofthcaState *s, uint32_t tail);
 void softhca_nic_reset(SofthcaState *s);
+void softhca_nic_init(SofthcaState *s);
+void softhca_nic_exit(SofthcaState *s);
 /* A frame from the wire or the loopback: the transport's or the NIC's. */
 void softhca_port_receive(SofthcaState *s, const uint8_t *buf, size_t size);
 

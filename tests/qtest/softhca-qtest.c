@@ -156,7 +156,10 @@ uint8_t hca_cmd(Hca *h, struct shca_aq_entry *cmd, uint32_t *result)
     uint16_t id = h->next_id;
 
     hca_post(h, cmd);
-    g_assert(hca_poll(h, &cqe));
+    /* a long command goes on from the device's bottom half (spec §19.3) */
+    for (int tries = 0; !hca_poll(h, &cqe); tries++) {
+        g_assert_cmpint(tries, <, 100000);
+    }
     g_assert_cmpuint(le16_to_cpu(cqe.cmd_id), ==, id);
     if (result) {
         *result = le32_to_cpu(cqe.result);
