@@ -139,9 +139,11 @@ uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
         (c->flags & ~(SHCA_QP_F_SQ_RECORD | SHCA_QP_F_SRQ)) ||
         (c->flags && !s->caps_qp) ||
         (!with_srq && c->srqn) ||
-        /* an SRQ of the QP's context and PD, and no RQ of its own */
-        (srq && (srq->uctx != uctx || srq->pdn != pdn || has_rq ||
-                 c->type == SHCA_QPT_GSI)) ||
+        /*
+         * an SRQ of the QP's context, of any of its PDs (the SRQ's governs
+         * its WQEs, spec §13.5), and no RQ of its own
+         */
+        (srq && (srq->uctx != uctx || has_rq || c->type == SHCA_QPT_GSI)) ||
         /* an XRC SRQ serves XRC target QPs only (spec §13.5) */
         (srq && srq->xrc) ||
         /* a QP without an RQ describes none at all */

@@ -105,6 +105,22 @@ SofthcaRespResult softhca_resp_take_recv(SofthcaState *s, SofthcaQp *qp)
     return SOFTHCA_RESP_DONE;
 }
 
+SofthcaMemStatus softhca_resp_recv_copy(SofthcaState *s, SofthcaQp *qp,
+                                        uint64_t off, const void *buf,
+                                        uint64_t len)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    uint32_t pdn = qp->pdn;
+    SofthcaMemStatus st;
+
+    /* softhca_mem_copy() checks keys against qp->pdn: the SRQ's here */
+    qp->pdn = qp->srqn ? s->srqs[qp->srqn].pdn : pdn;
+    st = softhca_sge_copy(s, qp, tp->recv_sge, tp->recv_nsge, off,
+                          (void *)buf, len, true);
+    qp->pdn = pdn;
+    return st;
+}
+
 static SofthcaRespResult softhca_resp_send(SofthcaState *s, SofthcaQp *qp,
                                            const SofthcaRocePacket *p,
                                            const uint8_t *payload)
@@ -128,9 +144,8 @@ static SofthcaRespResult softhca_resp_send(SofthcaState *s, SofthcaQp *qp,
                               0, 0, tp->recv_off, false);
         return SOFTHCA_RESP_INVALID;
     }
-    if (softhca_sge_copy(s, qp, tp->recv_sge, tp->recv_nsge, tp->recv_off,
-                         (void *)payload, p->payload_len,
-                         true) != SOFTHCA_MEM_OK) {
+    if (softhca_resp_recv_copy(s, qp, tp->recv_off, payload,
+                               p->payload_len) != SOFTHCA_MEM_OK) {
         softhca_resp_recv_cqe(s, qp, SHCA_CQE_LOC_PROT_ERR, SHCA_CQE_OP_RECV,
                               0, 0, tp->recv_off, false);
         return SOFTHCA_RESP_OP_ERR;
@@ -411,11 +426,17 @@ static SofthcaRespResult softhca_resp_read(SofthcaState *s, SofthcaQp *qp,
         p->reth.dma_len > SOFTHCA_MAX_MSG_SIZE) {
         return SOFTHCA_RESP_INVALID;
     }
-    /* the first response can be read, or a NAK answers the request */
+    /*
+     * The whole range lies in the MR and the first response can be read,
+     * or a NAK answers the request: a READ past the MR's end would stop
+     * short and leave the requester to time out (issue 25).
+     */
     if (p->reth.dma_len &&
-        softhca_mem_copy(s, qp, p->reth.rkey, p->reth.va, payload,
-                         MIN(mtu, p->reth.dma_len), SHCA_ACCESS_REMOTE_READ,
-                         false) != SOFTHCA_MEM_OK) {
+        (softhca_mem_check(s, qp, p->reth.rkey, p->reth.va, p->reth.dma_len,
+                           SHCA_ACCESS_REMOTE_READ, false) != SOFTHCA_MEM_OK ||
+         softhca_mem_copy(s, qp, p->reth.rkey, p->reth.va, payload,
+                          MIN(mtu, p->reth.dma_len), SHCA_ACCESS_REMOTE_READ,
+                          false) != SOFTHCA_MEM_OK)) {
         return SOFTHCA_RESP_ACCESS;
     }
     qp->tp.msn++;
@@ -655,7 +676,13 @@ static void softhca_resp_duplicate(SofthcaState *s, SofthcaQp *qp,
     }
 }
 
-/* A class C error (IBA 9.9.3.1.3): NAK, then the QP goes to ERR. */
+/*
+ * A class C error (IBA 9.9.3.1.3): NAK, then the QP goes to ERR.  A
+ * receive WQE the request took (a WRITE with immediate, a SEND under way)
+ * completes with the error and only those after it are flushed (issue
+ * 25): a bad key, range or right of a WRITE with immediate is the verbs'
+ * LOC_ACCESS_ERR, as on mlx5; an operational error completed it already.
+ */
 static void softhca_resp_error(SofthcaState *s, SofthcaQp *qp,
                                SofthcaRespResult r, uint32_t psn)
 {
@@ -667,6 +694,12 @@ static void softhca_resp_error(SofthcaState *s, SofthcaQp *qp,
 
     s->rdma_stats[SHCA_STAT_NAKS_SENT]++;
     softhca_resp_ack(s, qp, syndrome[r], psn);
+    if (qp->tp.have_recv) {
+        softhca_resp_recv_cqe(s, qp, r == SOFTHCA_RESP_ACCESS ?
+                              SHCA_CQE_LOC_ACCESS_ERR :
+                              SHCA_CQE_REM_INV_REQ_ERR, SHCA_CQE_OP_RECV,
+                              0, 0, qp->tp.recv_off, false);
+    }
     softhca_qp_error(s, qp, r == SOFTHCA_RESP_ACCESS ? SHCA_EQE_QP_ACCESS_ERR
                                                      : SHCA_EQE_QP_REQ_ERR);
 }
@@ -805,4 +838,5 @@ bool softhca_resp_flush(SofthcaState *s, SofthcaQp *qp)
         softhca_resp_recv_cqe(s, qp, SHCA_CQE_WR_FLUSH_ERR, SHCA_CQE_OP_RECV,
                               0, 0, 0, false);
     }
+    return true;
 }

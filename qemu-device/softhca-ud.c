@@ -190,23 +190,25 @@ static void softhca_ud_deliver(SofthcaState *s, SofthcaQp *qp,
         softhca_tp_drop(s, SHCA_STAT_RX_NO_RECV_WQE, len, "no receive WQE");
         return;
     }
+    if (r == SOFTHCA_RESP_DONE && qp->tp.recv_len < need) {
+        /*
+         * Longer than the WQE's buffers: dropped as mlx5 drops it (issue
+         * 25); the WQE, taken, waits for the next datagram.
+         */
+        softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "longer than the "
+                        "receive WQE");
+        return;
+    }
     s->rdma_stats[SHCA_STAT_RX_PACKETS]++;
     if (r != SOFTHCA_RESP_DONE) {
         softhca_qp_error(s, qp, 0);     /* a bad receive WQE */
         return;
     }
-    if (qp->tp.recv_len < need) {
-        /* the sender cannot move the QP to ERR: only the WQE fails */
-        cqe.status = SHCA_CQE_LOC_LEN_ERR;
-        softhca_resp_recv_done(s, qp, &cqe, false);
-        return;
-    }
     softhca_ud_grh(frame, u, grh);
-    if (softhca_sge_copy(s, qp, qp->tp.recv_sge, qp->tp.recv_nsge, 0, grh,
-                         sizeof(grh), true) != SOFTHCA_MEM_OK ||
-        softhca_sge_copy(s, qp, qp->tp.recv_sge, qp->tp.recv_nsge,
-                         sizeof(grh), (void *)payload, p->payload_len,
-                         true) != SOFTHCA_MEM_OK) {
+    if (softhca_resp_recv_copy(s, qp, 0, grh, sizeof(grh)) !=
+        SOFTHCA_MEM_OK ||
+        softhca_resp_recv_copy(s, qp, sizeof(grh), payload,
+                               p->payload_len) != SOFTHCA_MEM_OK) {
         cqe.status = SHCA_CQE_LOC_PROT_ERR;
         softhca_resp_recv_done(s, qp, &cqe, false);
         softhca_qp_error(s, qp, 0);     /* its own bad lkey */

@@ -405,7 +405,7 @@ static void test_mw(void)
     g_autofree char *netdev = dgram_loop_netdev();
     uint8_t data[64], got[64];
     uint64_t naks = 0, buf, src, rx;
-    uint32_t mr, plain, mw1, mw2, k1, k2, junk;
+    uint32_t mr, plain, ro, mw1, mw2, k1, k2, junk;
     struct shca_cqe cqe;
     Rdma r;
     Loop l;
@@ -425,6 +425,8 @@ static void test_mw(void)
     g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
                                  SHCA_ACCESS_LOCAL_WRITE, 0, RAM_TOP, 0, NULL,
                                  &plain), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS | SHCA_ACCESS_MW_BIND,
+                                 0, RAM_TOP, 0, NULL, &ro), ==, SHCA_AQ_OK);
 
     /* ALLOC_MW: a type, a PD; windows and MRs are freed by their own */
     g_assert_cmpuint(rdma_alloc_mw(&r, r.pd, 3, &junk), ==, SHCA_AQ_BAD_PARAM);
@@ -466,12 +468,19 @@ static void test_mw(void)
     rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
     fr_check_refused(&r, &l, 0, &naks);
 
-    /* an MR without MW_BIND, a range past the MR: MW_BIND_ERR, ERR */
+    /*
+     * An MR without MW_BIND, one without the LOCAL_WRITE that a window's
+     * REMOTE_WRITE needs, a range past the MR: MW_BIND_ERR, ERR
+     */
     loop_connect(&r, &l, false);
     mw_post_bind(&r, &l, 0, k1, key_next_tag(k1), plain, buf, 4096);
     rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
     fr_check_cqe(&r, &l, 0, SHCA_CQE_MW_BIND_ERR, 0);
     g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_ERR);
+    loop_connect(&r, &l, false);
+    mw_post_bind(&r, &l, 0, k1, key_next_tag(k1), ro, buf, 4096);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    fr_check_cqe(&r, &l, 0, SHCA_CQE_MW_BIND_ERR, 0);
     loop_connect(&r, &l, false);
     mw_post_bind(&r, &l, 0, k1, key_next_tag(k1), mr, RAM_TOP - 8, 4096);
     rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);

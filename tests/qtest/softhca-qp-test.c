@@ -555,7 +555,7 @@ static void test_srq_checks(void)
 {
     struct shca_aq_entry cmd;
     uint64_t buf, sq, cqbuf;
-    uint32_t cq, uctx, upd, srqn, qpn, limit;
+    uint32_t cq, ucq, uctx, upd, srqn, qpn, limit;
     Rdma r;
     Srq q;
 
@@ -590,7 +590,7 @@ static void test_srq_checks(void)
 
     srq_start(&r, &q, 0);
     g_assert_cmpuint(q.srqn, ==, 1);
-    /* QPs: a missing SRQ, one and an RQ, a GSI QP, another PD's SRQ */
+    /* QPs: a missing SRQ, one and an RQ, a GSI QP, another context's SRQ */
     rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, 0);
     cmd.create_qp.flags = SHCA_QP_F_SRQ;
     cmd.create_qp.srqn = cpu_to_le16(5);
@@ -605,8 +605,8 @@ static void test_srq_checks(void)
     cmd.create_qp.flags = SHCA_QP_F_SRQ;
     cmd.create_qp.srqn = cpu_to_le16(q.srqn);
     g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
-    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, 0);
-    cmd.create_qp.pdn = cpu_to_le32(rdma_user_pd(&r, 0));
+    ucq = rdma_cq(&r, uctx, LOOP_CQ_LOG, &cqbuf);
+    rdma_qp_cmd(&r, &cmd, uctx, SHCA_QPT_RC, ucq, ucq, sq, 0);
     cmd.create_qp.flags = SHCA_QP_F_SRQ;
     cmd.create_qp.srqn = cpu_to_le16(q.srqn);
     g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);

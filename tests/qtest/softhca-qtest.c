@@ -600,18 +600,24 @@ static void loop_rtr_rts(Rdma *r, Loop *l, struct shca_qp_attr *a)
                                  a), ==, SHCA_AQ_OK);
 }
 
-/* INIT -> RTR -> RTS, to itself. */
-void loop_connect_rts(Rdma *r, Loop *l)
+/* INIT -> RTR -> RTS, to the QP dest of this port (itself or another). */
+static void loop_connect_rts_to(Rdma *r, Loop *l, uint32_t dest)
 {
     struct shca_qp_attr a = rc_attr(SHCA_QPS_RTR);
 
-    a.dest_qpn = cpu_to_le32(l->qpn);
-    a.sq_psn = a.rq_psn;        /* it answers its own requests */
+    a.dest_qpn = cpu_to_le32(dest);
+    a.sq_psn = a.rq_psn;        /* the PSN its peer, or itself, expects */
     a.timeout = 8;              /* 1 ms: retransmit soon under faults */
     a.av.dgid[10] = a.av.dgid[11] = 0xff;
     stl_be_p(a.av.dgid + 12, 0x0a000001);
     memcpy(a.av.dmac, l->mac, 6);
     loop_rtr_rts(r, l, &a);
+}
+
+/* INIT -> RTR -> RTS, to itself. */
+void loop_connect_rts(Rdma *r, Loop *l)
+{
+    loop_connect_rts_to(r, l, l->qpn);
 }
 
 /*
@@ -1158,7 +1164,15 @@ void loop_post_op(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
     loop_write_send(r, l, i, &w, &sge, w.num_sge ? sizeof(sge) : 0);
 }
 
-/* RESET -> INIT -> RTR -> RTS to the QP dest of this port, both ways. */
+/* RESET -> INIT -> RTR -> RTS, a to b and b to a, each with its access. */
+void loop_pair(Rdma *r, Loop *a, Loop *b)
+{
+    loop_connect(r, a, true);
+    loop_connect(r, b, true);
+    loop_connect_rts_to(r, a, b->qpn);
+    loop_connect_rts_to(r, b, a->qpn);
+}
+
 /* A signaled ATOMIC_WRITE of val, or a FLUSH (feth, len), WQE i. */
 void awf_post(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
               uint32_t rkey, uint64_t raddr, uint64_t val_or_len,

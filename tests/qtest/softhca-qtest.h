@@ -251,5 +251,6 @@ void loop_post_op(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
 void awf_post(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
               uint32_t rkey, uint64_t raddr, uint64_t val_or_len,
               uint8_t feth);
+void loop_pair(Rdma *r, Loop *a, Loop *b);
 
 #endif

@@ -548,6 +548,213 @@ static void test_srq_rc(void)
     hca_stop(&r.h);
 }
 
+/*
+ * Issue 25: an RDMA READ that starts in the remote MR and runs past its
+ * end was answered up to the MR's end and then no more, so the requester
+ * waited out its retries (or its caller's patience).  The responder checks
+ * the whole range first and NAKs the READ: the requester completes it with
+ * REM_ACCESS_ERR and flushes the rest; the responder goes to ERR (class C).
+ */
+static void test_rc_read_past_mr_end(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    uint64_t stats[SHCA_STAT_COUNT], src, dst;
+    struct shca_cqe cqe;
+    uint32_t mr;
+    Rdma r;
+    Loop a, b;
+
+    rdma_start_with(&r, netdev);
+    loop_start(&r, &a, SHCA_QPT_RC, 7);
+    loop_start(&r, &b, SHCA_QPT_RC, 7);
+    b.access = SHCA_ACCESS_REMOTE_READ;
+    loop_pair(&r, &a, &b);
+    src = guest_alloc(&r.h.alloc, 4096);
+    dst = guest_alloc(&r.h.alloc, 4096);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
+                                 SHCA_ACCESS_LOCAL_WRITE |
+                                 SHCA_ACCESS_REMOTE_READ, src, 2048, 0, NULL,
+                                 &mr), ==, SHCA_AQ_OK);
+
+    /*
+     * 3 KiB from a 2 KiB MR: the first two of its three MTUs lie in it.
+     * The SEND behind it has a receive WQE: nothing but the READ fails.
+     */
+    loop_recv(&r, &b, 0, 0x1110, dst, 1024);
+    rdma_db(&r, 0, SHCA_DB_RQ, 1 << 16 | b.qpn);
+    loop_post_op(&r, &a, 0, SHCA_WR_RDMA_READ, mr, src, dst, 3072);
+    loop_send(&r, &a, 1, 0xf1, 0, 0, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | a.qpn);
+    cqe = loop_send_cqe(&r, &a);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_REM_ACCESS_ERR);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xf000);
+    cqe = loop_send_cqe(&r, &a);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_WR_FLUSH_ERR);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xf1);
+    g_assert_cmpuint(rdma_state(&r, a.qpn), ==, SHCA_QPS_ERR);
+    g_assert_cmpuint(rdma_state(&r, b.qpn), ==, SHCA_QPS_ERR);
+    rdma_stats(&r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_NAKS_SENT], ==, 1);
+    g_assert_cmpuint(stats[SHCA_STAT_RETRANSMITS], ==, 0);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/*
+ * Issue 25 reports that a requester whose peer QP is in RESET, INIT or ERR
+ * (which drop what they get) did not complete in time.  It gives up with
+ * RETRY_EXC_ERR just when its ACK timeout has run out retry_cnt + 1 times:
+ * 8 x 1 ms of VM time here, neither sooner nor later.
+ */
+static void test_rc_peer_not_ready(void)
+{
+    static const uint8_t states[] = {
+        SHCA_QPS_RESET, SHCA_QPS_INIT, SHCA_QPS_ERR,
+    };
+    const uint64_t timeout_ns = 4096ull << 8, step_ns = 100 * 1000;
+    g_autofree char *netdev = dgram_loop_netdev();
+    struct shca_qp_attr attr;
+    struct shca_cqe cqe;
+    uint64_t t;
+    Rdma r;
+    Loop a, b;
+
+    rdma_start_with(&r, netdev);
+    loop_start(&r, &a, SHCA_QPT_RC, 7);
+    loop_start(&r, &b, SHCA_QPT_RC, 7);
+    for (unsigned i = 0; i < ARRAY_SIZE(states); i++) {
+        loop_pair(&r, &a, &b);
+        if (states[i] == SHCA_QPS_INIT) {
+            loop_connect(&r, &b, true);
+        } else {
+            attr = rc_attr(states[i]);
+            g_assert_cmpuint(rdma_modify(&r, b.qpn, SHCA_QP_ATTR_STATE,
+                                         &attr), ==, SHCA_AQ_OK);
+        }
+        g_assert_cmpuint(rdma_state(&r, b.qpn), ==, states[i]);
+        loop_send(&r, &a, 0, 0x700 + i, 0, 0, SHCA_WQE_SIGNALED);
+        rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | a.qpn);
+        for (t = 0; !loop_cqe_ready(&r, a.scqbuf, a.scq_n); t += step_ns) {
+            g_assert_cmpuint(t, <=, 8 * timeout_ns + step_ns);
+            g_usleep(2 * 1000);
+            qtest_clock_step(r.h.qts, step_ns);
+        }
+        g_assert_cmpuint(t, >=, 8 * timeout_ns);
+        cqe = loop_send_cqe(&r, &a);
+        g_assert_cmpuint(cqe.status, ==, SHCA_CQE_RETRY_EXC_ERR);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x700 + i);
+        g_assert_cmpuint(rdma_state(&r, a.qpn), ==, SHCA_QPS_ERR);
+    }
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/*
+ * Issue 25: a WRITE with immediate through a bad rkey took its receive
+ * WQE at the responder, which then went to ERR and flushed it like the
+ * WQEs never reached.  The WQE the request took carries the error,
+ * LOC_ACCESS_ERR as verbs define it for this case and mlx5 reports it;
+ * only those after it are flushed.  The requester completes with
+ * REM_ACCESS_ERR from the NAK.
+ */
+static void test_rc_write_imm_bad_rkey(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    uint64_t buf, rx;
+    struct shca_cqe cqe;
+    Rdma r;
+    Loop a, b;
+
+    rdma_start_with(&r, netdev);
+    loop_start(&r, &a, SHCA_QPT_RC, 7);
+    loop_start(&r, &b, SHCA_QPT_RC, 7);
+    loop_pair(&r, &a, &b);
+    buf = guest_alloc(&r.h.alloc, 4096);
+    rx = guest_alloc(&r.h.alloc, 4096);
+    loop_recv(&r, &b, 0, 0x1110, rx, 1024);
+    loop_recv(&r, &b, 1, 0x1111, rx + 1024, 1024);
+    rdma_db(&r, 0, SHCA_DB_RQ, 2 << 16 | b.qpn);
+
+    /* an rkey of no MR (index 0x123456 is past the MR table) */
+    loop_post_op(&r, &a, 0, SHCA_WR_RDMA_WRITE_IMM, 0x12345600, buf, buf, 64);
+    loop_send(&r, &a, 1, 0xf1, 0, 0, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | a.qpn);
+    cqe = loop_recv_cqe(&r, &b);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_LOC_ACCESS_ERR);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x1110);
+    g_assert_cmpuint(le16_to_cpu(cqe.wqe_index), ==, 0);
+    g_assert_cmpuint(cqe.opcode & SHCA_CQE_OP_RECV, ==, SHCA_CQE_OP_RECV);
+    cqe = loop_recv_cqe(&r, &b);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_WR_FLUSH_ERR);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x1111);
+    g_assert_cmpuint(rdma_state(&r, b.qpn), ==, SHCA_QPS_ERR);
+
+    cqe = loop_send_cqe(&r, &a);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_REM_ACCESS_ERR);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xf000);
+    cqe = loop_send_cqe(&r, &a);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_WR_FLUSH_ERR);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0xf1);
+    g_assert_cmpuint(rdma_state(&r, a.qpn), ==, SHCA_QPS_ERR);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/*
+ * Issue 25: CREATE_QP refused an SRQ of another PD than the QP's.  IB
+ * and mlx5 allow it: the SRQ's PD governs the keys of its receive WQEs,
+ * so a key of the SRQ's PD works there and one of the QP's PD does not.
+ */
+static void test_srq_of_another_pd(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    uint32_t qpd, spd, skey;
+    uint64_t tx, rx;
+    struct shca_cqe cqe;
+    Rdma r;
+    Loop l;
+    Srq q;
+
+    rdma_start_with(&r, netdev);
+    qpd = r.pd;
+    spd = rdma_user_pd(&r, 0);
+    q.buf = guest_alloc(&r.h.alloc, 4096);
+    q.log_size = SRQ_LOG;
+    q.pi = 0;
+    qtest_memset(r.h.qts, q.buf, 0, 4096);
+    g_assert_cmpuint(srq_create_cmd(&r, 0, spd, SRQ_LOG, 0, q.buf, 1,
+                                    &q.srqn), ==, SHCA_AQ_OK);
+    r.pd = spd;                 /* rdma_reg_mr registers in r.pd */
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
+                                 SHCA_ACCESS_LOCAL_WRITE, 0, RAM_TOP, 0, NULL,
+                                 &skey), ==, SHCA_AQ_OK);
+    r.pd = qpd;
+    loop_create(&r, &l, SHCA_QPT_RC, 7, SHCA_QP_F_SRQ, q.srqn);
+    loop_connect(&r, &l, false);
+    tx = guest_alloc(&r.h.alloc, 4096);
+    rx = guest_alloc(&r.h.alloc, 4096);
+    qtest_memwrite(r.h.qts, tx, "another PD", 10);
+
+    /* the SEND's buffer by the QP's key, the receive's by the SRQ's */
+    srq_post(&r, &q, 0x500, rx, 256, skey);
+    loop_send(&r, &l, 0, 0x900, tx, 10, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+    check_srq_recv(loop_recv_cqe(&r, &l), 0x500, 0, 10, l.qpn);
+    g_assert_cmpuint(loop_send_cqe(&r, &l).status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmpuint(qtest_readb(r.h.qts, rx + 9), ==, 'D');
+
+    /* a receive WQE with a key of the QP's PD: not the SRQ's, refused */
+    srq_post(&r, &q, 0x501, rx, 256, l.key);
+    loop_send(&r, &l, 1, 0x901, tx, 10, SHCA_WQE_SIGNALED);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
+    cqe = loop_recv_cqe(&r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_LOC_PROT_ERR);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x501);
+    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_ERR);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
 static void xrc_connect(Rdma *r, uint32_t qpn, uint32_t dest)
 {
     struct shca_qp_attr a = rc_attr(SHCA_QPS_INIT);
@@ -734,6 +941,13 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/port/loopback", test_port_loopback);
     qtest_add_func("/softhca/port/loopback-full", test_port_loopback_full);
     qtest_add_func("/softhca/srq/rc", test_srq_rc);
+    qtest_add_func("/softhca/srq/of-another-pd", test_srq_of_another_pd);
+    qtest_add_func("/softhca/rc/read-past-mr-end-completes-rem-access-err",
+                   test_rc_read_past_mr_end);
+    qtest_add_func("/softhca/rc/peer-not-ready-completes-retry-exc-err",
+                   test_rc_peer_not_ready);
+    qtest_add_func("/softhca/rc/write-imm-bad-rkey-completes-access-err",
+                   test_rc_write_imm_bad_rkey);
     qtest_add_func("/softhca/xrc/send", test_xrc);
 
     return g_test_run();

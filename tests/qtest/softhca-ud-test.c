@@ -139,32 +139,67 @@ static void test_ud_send_recv(void)
     /* to a QP that has no receive WQE: dropped and counted */
     ud_send_simple(&r, &b, 0, UD_IP, a.qpn, UD_QKEY, tx, 8, key);
     wait_stat(&r, SHCA_STAT_RX_NO_RECV_WQE, 1);
-    /* a buffer too short for GRH + payload: LOC_LEN_ERR, the QP stays */
-    ud_recv(&r, &b, 2, rx, 40 + 7, key);
+    ud_recv(&r, &b, 2, rx, 1024, key);
     ud_send_simple(&r, &a, 3, UD_IP, b.qpn, UD_QKEY, tx, 8, key);
     cqe = loop_wait_cqe(&r, b.rcqbuf, b.rcq_n++);
-    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_LOC_LEN_ERR);
-    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x7002);
-    g_assert_cmpuint(rdma_state(&r, b.qpn), ==, SHCA_QPS_RTS);
-    ud_recv(&r, &b, 3, rx, 1024, key);
-    ud_send_simple(&r, &a, 4, UD_IP, b.qpn, UD_QKEY, tx, 8, key);
-    cqe = loop_wait_cqe(&r, b.rcqbuf, b.rcq_n++);
-    check_ud_recv(cqe, 3, 8, a.qpn);
+    check_ud_recv(cqe, 2, 8, a.qpn);
     /* to a QPN with no QP: RX_DROPPED */
-    ud_send_simple(&r, &a, 5, UD_IP, 999, UD_QKEY, tx, 8, key);
+    ud_send_simple(&r, &a, 4, UD_IP, 999, UD_QKEY, tx, 8, key);
     wait_stat(&r, SHCA_STAT_RX_DROPPED, 1);
-    for (unsigned i = 0; i < 4; i++) {
+    for (unsigned i = 0; i < 3; i++) {
         cqe = loop_wait_cqe(&r, a.scqbuf, a.scq_n++);
         g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
     }
     rdma_stats(&r, stats);
-    g_assert_cmpuint(stats[SHCA_STAT_RX_PACKETS], ==, 4);
+    g_assert_cmpuint(stats[SHCA_STAT_RX_PACKETS], ==, 3);
 
     /* longer than the port MTU (1500: 1024): LOC_LEN_ERR, QP to ERR */
-    ud_send_simple(&r, &a, 6, UD_IP, b.qpn, UD_QKEY, tx, 1025, key);
+    ud_send_simple(&r, &a, 5, UD_IP, b.qpn, UD_QKEY, tx, 1025, key);
     cqe = loop_wait_cqe(&r, a.scqbuf, a.scq_n++);
     g_assert_cmpuint(cqe.status, ==, SHCA_CQE_LOC_LEN_ERR);
     g_assert_cmpuint(rdma_state(&r, a.qpn), ==, SHCA_QPS_ERR);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/*
+ * Issue 25: a datagram longer than the receive WQE's buffer (GRH and
+ * payload) completed the WQE with LOC_LEN_ERR.  As on mlx5 it is dropped
+ * and counted in RX_DROPPED, and the WQE waits for a datagram that fits.
+ */
+static void test_ud_longer_than_recv_dropped(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    uint64_t tx, rx, stats[SHCA_STAT_COUNT];
+    struct shca_cqe cqe;
+    uint32_t key;
+    Rdma r;
+    Ud a, b;
+
+    rdma_start_with(&r, netdev);
+    key = ud_phys_key(&r);
+    ud_start(&r, &a, SHCA_QPT_UD, UD_QKEY);
+    ud_start(&r, &b, SHCA_QPT_UD, UD_QKEY);
+    tx = guest_alloc(&r.h.alloc, 4096);
+    rx = guest_alloc(&r.h.alloc, 4096);
+    qtest_memwrite(r.h.qts, tx, "too long", 8);
+    ud_recv(&r, &b, 0, rx, 40 + 7, key);
+
+    ud_send_simple(&r, &a, 0, UD_IP, b.qpn, UD_QKEY, tx, 8, key);
+    wait_stat(&r, SHCA_STAT_RX_DROPPED, 1);
+    g_assert(!loop_cqe_ready(&r, b.rcqbuf, 0));
+    ud_send_simple(&r, &a, 1, UD_IP, b.qpn, UD_QKEY, tx, 7, key);
+    cqe = loop_wait_cqe(&r, b.rcqbuf, b.rcq_n++);
+    check_ud_recv(cqe, 0, 7, a.qpn);
+    g_assert_cmpuint(qtest_readb(r.h.qts, rx + 40 + 6), ==, 'n');
+    for (unsigned i = 0; i < 2; i++) {
+        cqe = loop_wait_cqe(&r, a.scqbuf, a.scq_n++);
+        g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    }
+    rdma_stats(&r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_RX_PACKETS], ==, 1);
+    g_assert_cmpuint(stats[SHCA_STAT_RX_DROPPED], ==, 1);
+    g_assert_cmpuint(rdma_state(&r, b.qpn), ==, SHCA_QPS_RTS);
     g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
     hca_stop(&r.h);
 }
@@ -494,6 +529,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
 
     qtest_add_func("/softhca/ud/send-recv", test_ud_send_recv);
+    qtest_add_func("/softhca/ud/longer-than-recv-dropped",
+                   test_ud_longer_than_recv_dropped);
     qtest_add_func("/softhca/ud/ipv6", test_ud_ipv6);
     qtest_add_func("/softhca/ud/gsi", test_gsi);
     qtest_add_func("/softhca/mcast/attach", test_mcast_attach);
