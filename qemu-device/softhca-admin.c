@@ -38,9 +38,10 @@ static void softhca_admin_bh(void *opaque)
 {
     SofthcaState *s = opaque;
 
-    softhca_work_begin(s);
-    softhca_admin_kick(s);
-    softhca_work_end(s);
+    if (softhca_work_begin_bh(s)) {
+        softhca_admin_kick(s);
+        softhca_work_end(s);
+    }
 }
 
 void softhca_admin_init(SofthcaState *s)

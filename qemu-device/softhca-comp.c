@@ -13,6 +13,15 @@
 #include "softhca-tp.h"
 #include "trace.h"
 
+/*
+ * But never sooner than 4 ms after an RNR NAK (spec §16): the timer the
+ * NAK names is a minimum.  rxe on a Debian kernel waits at least a jiffy,
+ * 4 ms, too.  A QP that retries for ever then costs its host 250 retries
+ * a second at most, not one every 10 us, and a VM whose clock stands
+ * still (a stopped VM under qtest) is not woken every 10 us to find
+ * nothing to do (issue 25, defect 3).
+ */
+#define SOFTHCA_RNR_WAIT_MIN_NS (4 * 1000 * 1000)
 /* rnr_retry 7 means: retry forever (IBA C9-141). */
 #define SOFTHCA_RNR_RETRY_INFINITE  7
 
@@ -230,7 +239,7 @@ static void softhca_comp_rnr(SofthcaState *s, SofthcaQp *qp, uint32_t psn,
     tp->rnr_wait = true;
     softhca_req_rewind(s, qp, psn);
     timer_mod(tp->retry_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-              softhca_rnr_timer_ns(timer));
+              MAX(softhca_rnr_timer_ns(timer), SOFTHCA_RNR_WAIT_MIN_NS));
 }
 
 static void softhca_comp_ack(SofthcaState *s, SofthcaQp *qp,

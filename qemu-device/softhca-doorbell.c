@@ -113,9 +113,10 @@ static void softhca_db_bh(void *opaque)
 {
     SofthcaState *s = opaque;
 
-    softhca_work_begin(s);
-    softhca_db_drain(s);
-    softhca_work_end(s);
+    if (softhca_work_begin_bh(s)) {
+        softhca_db_drain(s);
+        softhca_work_end(s);
+    }
 }
 
 /* Doorbell pages are write-only (spec §8, §14). */

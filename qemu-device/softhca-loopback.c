@@ -84,7 +84,9 @@ static void softhca_loopback_bh(void *opaque)
     SofthcaLoopback *lb = &s->loopback;
     SofthcaLoopFrame *f;
 
-    softhca_work_begin(s);
+    if (!softhca_work_begin_bh(s)) {
+        return;
+    }
     while ((f = QSIMPLEQ_FIRST(&lb->frames)) &&
            softhca_work_spend(s, SOFTHCA_WORK_FRAME(f->len))) {
         QSIMPLEQ_REMOVE_HEAD(&lb->frames, next);

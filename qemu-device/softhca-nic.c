@@ -162,9 +162,10 @@ static void softhca_nic_tx_bh(void *opaque)
 {
     SofthcaState *s = opaque;
 
-    softhca_work_begin(s);
-    softhca_nic_tx(s);
-    softhca_work_end(s);
+    if (softhca_work_begin_bh(s)) {
+        softhca_nic_tx(s);
+        softhca_work_end(s);
+    }
 }
 
 void softhca_nic_init(SofthcaState *s)

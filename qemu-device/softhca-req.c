@@ -426,11 +426,10 @@ void softhca_req_bh(void *opaque)
     SofthcaQp *qp = opaque;
     SofthcaState *s = qp->tp.s;
 
-    qp->tp.req_pending = false;
-    if (!qp->valid) {
+    if (!qp->valid || !softhca_work_begin_bh(s)) {
         return;
     }
-    softhca_work_begin(s);
+    qp->tp.req_pending = false;
     if (qp->state == SHCA_QPS_ERR) {
         softhca_tp_flush(s, qp);
     } else {

@@ -351,8 +351,7 @@ void softhca_resp_bh(void *opaque)
     SofthcaQp *qp = opaque;
     SofthcaState *s = qp->tp.s;
 
-    if (qp->valid && softhca_tp_answers(qp)) {
-        softhca_work_begin(s);
+    if (qp->valid && softhca_tp_answers(qp) && softhca_work_begin_bh(s)) {
         softhca_resp_pump(s, qp);
         softhca_work_end(s);
     }

@@ -5,6 +5,8 @@
  * not fit goes on from a bottom half, so that no callback holds the vCPU
  * or the main loop for long.  A unit is about one page address checked;
  * the costs of the other steps are in softhca.h, calibrated in the spec.
+ * And nothing runs while the VM is stopped: a stopped VM costs its host
+ * no CPU (issue 25, defect 3), and its device state stands still.
  *
  * Copyright (c) 2026 The softhca authors
  *
@@ -12,7 +14,8 @@
  */
 
 #include "qemu/osdep.h"
-#include "softhca.h"
+#include "system/runstate.h"
+#include "softhca-rdma.h"
 #include "trace.h"
 
 void softhca_work_begin(SofthcaState *s)
@@ -45,4 +48,51 @@ bool softhca_work_spend(SofthcaState *s, uint32_t units)
     }
     s->work_used += units;
     return true;
+}
+
+bool softhca_work_begin_bh(SofthcaState *s)
+{
+    if (!runstate_is_running()) {
+        return false;
+    }
+    softhca_work_begin(s);
+    return true;
+}
+
+/*
+ * The VM runs again: each bottom half that found it stopped, or that
+ * would have run meanwhile, gets its turn; one with nothing to do
+ * returns at once.  Timers wait on the VM's clock, which stood still.
+ */
+static void softhca_work_resume(SofthcaState *s)
+{
+    qemu_bh_schedule(s->admin_bh);
+    qemu_bh_schedule(s->db_bh);
+    qemu_bh_schedule(s->loopback.bh);
+    qemu_bh_schedule(s->nic_tx_bh);
+    for (uint32_t i = 0; i < SOFTHCA_QP_TABLE; i++) {
+        SofthcaQp *qp = &s->qps[i];
+
+        if (qp->valid) {
+            qemu_bh_schedule(qp->tp.req_bh);
+            qemu_bh_schedule(qp->tp.resp_bh);
+        }
+    }
+}
+
+static void softhca_work_vm_state(void *opaque, bool running, RunState state)
+{
+    if (running) {
+        softhca_work_resume(opaque);
+    }
+}
+
+void softhca_work_init(SofthcaState *s)
+{
+    s->vm_state = qemu_add_vm_change_state_handler(softhca_work_vm_state, s);
+}
+
+void softhca_work_exit(SofthcaState *s)
+{
+    qemu_del_vm_change_state_handler(s->vm_state);
 }

@@ -108,6 +108,7 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
     softhca_loopback_init(s);
     softhca_admin_init(s);
     softhca_nic_init(s);
+    softhca_work_init(s);
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     s->nic = qemu_new_nic(&softhca_net_info, &s->conf,
@@ -123,6 +124,7 @@ static void softhca_exit(PCIDevice *pdev)
     SofthcaState *s = SOFTHCA(pdev);
 
     softhca_regs_reset(s);
+    softhca_work_exit(s);
     softhca_fault_exit(s);
     softhca_loopback_exit(s);
     softhca_admin_exit(s);

@@ -219,6 +219,7 @@ struct SofthcaState {
     uint32_t work_depth;        /* callbacks of the device nested */
     uint32_t work_used;         /* units the outermost one has spent */
     uint64_t work_max;          /* the most any callback spent: x-work-max */
+    VMChangeStateEntry *vm_state;   /* stopped: the bottom halves wait */
 
     SofthcaStats stats;
     uint64_t rdma_stats[SHCA_STAT_COUNT];   /* QUERY_STATS, enum shca_stat */
@@ -259,6 +260,13 @@ void softhca_work_begin(SofthcaState *s);
 void softhca_work_end(SofthcaState *s);
 /* Spend units of this callback's budget; false if they do not fit. */
 bool softhca_work_spend(SofthcaState *s, uint32_t units);
+/*
+ * softhca_work_begin() for a bottom half; false while the VM is stopped:
+ * the BH then does nothing, and runs again when the VM does (spec §19).
+ */
+bool softhca_work_begin_bh(SofthcaState *s);
+void softhca_work_init(SofthcaState *s);
+void softhca_work_exit(SofthcaState *s);
 
 /* softhca.c */
 void softhca_irq(SofthcaState *s, unsigned vector);
