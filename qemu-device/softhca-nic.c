@@ -190,6 +190,8 @@ void softhca_nic_rx_doorbell(SofthcaState *s, uint32_t tail)
 
 void softhca_nic_reset(SofthcaState *s)
 {
+    /* frames the port handed the netdev that have not left yet go too */
+    qemu_purge_queued_packets(qemu_get_queue(s->nic));
     qemu_bh_cancel(s->nic_tx_bh);
     s->nic_ctrl = 0;
     s->nic_irq = 0;

@@ -1,0 +1,197 @@
+/*
+ * QTest testcase for the softhca RDMA adapter, driven with no guest: the
+ * doorbell rules of spec §14 for doorbells rung at once and for those
+ * handed off through a page's queue (x-doorbell-handoff=on), across
+ * resets of every kind.
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "libqtest.h"
+#include "libqos/pci.h"
+#include "qemu/bswap.h"
+#include "hw/pci/pci_regs.h"
+#include "hw/softhca/softhca_hw.h"
+#include "softhca-qtest.h"
+
+#define STALE_DOORBELLS 20
+
+typedef enum ResetKind {
+    RESET_CTRL_EN,
+    RESET_REGISTER,
+    RESET_FLR,
+} ResetKind;
+
+static void reset_function(Rdma *r, ResetKind how)
+{
+    uint8_t exp;
+    uint16_t devctl;
+
+    switch (how) {
+    case RESET_CTRL_EN:
+        wr(&r->h, SHCA_REG_CTRL, 0);
+        break;
+    case RESET_REGISTER:
+        wr(&r->h, SHCA_REG_RESET, SHCA_RESET_MAGIC);
+        break;
+    case RESET_FLR:
+        exp = qpci_find_capability(r->h.dev, PCI_CAP_ID_EXP, 0);
+        devctl = qpci_config_readw(r->h.dev, exp + PCI_EXP_DEVCTL);
+        qpci_config_writew(r->h.dev, exp + PCI_EXP_DEVCTL,
+                           devctl | PCI_EXP_DEVCTL_BCR_FLR);
+        qpci_device_enable(r->h.dev);
+        r->h.bar = qpci_iomap(r->h.dev, SHCA_BAR_REGS, NULL);
+        r->db = qpci_iomap(r->h.dev, SHCA_BAR_DB, NULL);
+        break;
+    }
+    g_assert_cmphex(rd(&r->h, SHCA_REG_STATUS), ==, 0);
+}
+
+/* Frames that reach the wire until none came for wait_ms of VM time. */
+static unsigned wire_frames(Rdma *r, Wire *w, int wait_ms)
+{
+    uint8_t f[4200];
+    unsigned n = 0;
+
+    for (int t = 0; t < wait_ms; t += 10) {
+        if (wire_recv(w, f, sizeof(f), 10)) {
+            n++;
+            t = 0;
+        } else {
+            qtest_clock_step(r->h.qts, 1000 * 1000);
+        }
+    }
+    return n;
+}
+
+/*
+ * Issue 25, defect 1: 20 SQ doorbells of a UC QP, a reset, 20 more
+ * doorbells; then the driver enables the device again and creates a QP
+ * that gets the same number, with valid WQEs in its ring that it never
+ * rings.  Some doorbell state outlived the reset: that QP sent frames.
+ * A reset forgets everything queued (spec §10, §14), so nothing leaves.
+ */
+static void doorbells_outlive_reset(ResetKind how, bool handoff)
+{
+    g_autofree char *props = NULL;
+    uint32_t qpn;
+    Wire w;
+    Rdma r;
+    Loop l;
+
+    wire_open(&w);
+    props = g_strdup_printf("%s%s", handoff ? ",x-doorbell-handoff=on" : "",
+                            w.netdev);
+    rdma_start_with(&r, props);
+    loop_start(&r, &l, SHCA_QPT_UC, 7);
+    loop_connect_peer(&r, &l);
+    qpn = l.qpn;
+    for (uint16_t i = 0; i < STALE_DOORBELLS; i++) {
+        loop_send(&r, &l, i, 0x100 + i, 0, 0, SHCA_WQE_SIGNALED);
+    }
+    for (uint16_t i = 0; i < STALE_DOORBELLS; i++) {
+        rdma_db(&r, 0, SHCA_DB_SQ, (uint32_t)(i + 1) << 16 | qpn);
+    }
+    reset_function(&r, how);
+    for (uint16_t i = 0; i < STALE_DOORBELLS; i++) {
+        rdma_db(&r, 0, SHCA_DB_SQ,
+                (uint32_t)(STALE_DOORBELLS + i + 1) << 16 | qpn);
+    }
+    /* what the first QP sent before the reset */
+    wire_frames(&r, &w, 100);
+
+    rdma_init(&r);
+    loop_start(&r, &l, SHCA_QPT_UC, 7);
+    g_assert_cmpuint(l.qpn, ==, qpn);
+    for (uint16_t i = 0; i < 2 * STALE_DOORBELLS; i++) {
+        loop_send(&r, &l, i, 0x200 + i, 0, 0, SHCA_WQE_SIGNALED);
+    }
+    loop_connect_peer(&r, &l);
+    g_assert_cmpuint(wire_frames(&r, &w, 200), ==, 0);
+    g_assert_false(loop_cqe_ready(&r, l.scqbuf, 0));
+
+    /* rung now, the new QP sends what it was given, once */
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | qpn);
+    g_assert_cmpuint(wire_frames(&r, &w, 200), ==, 1);
+    hca_stop(&r.h);
+    wire_close(&w);
+}
+
+/*
+ * Frames the port handed its netdev before a reset, and that the netdev
+ * still held (it holds them while the VM is stopped, or while its socket
+ * is full), left after the reset: a reset drops what is queued (spec §10).
+ */
+static void test_reset_drops_queued_frames(void)
+{
+    Wire w;
+    Rdma r;
+    Loop l;
+
+    wire_open(&w);
+    rdma_start_with(&r, w.netdev);
+    loop_start(&r, &l, SHCA_QPT_UC, 7);
+    loop_connect_peer(&r, &l);
+    for (uint16_t i = 0; i < 4; i++) {
+        loop_send(&r, &l, i, 0x300 + i, 0, 0, SHCA_WQE_SIGNALED);
+    }
+    qtest_qmp_assert_success(r.h.qts, "{'execute': 'stop'}");
+    rdma_db(&r, 0, SHCA_DB_SQ, 4 << 16 | l.qpn);
+    reset_function(&r, RESET_CTRL_EN);
+    qtest_qmp_assert_success(r.h.qts, "{'execute': 'cont'}");
+    g_assert_cmpuint(wire_frames(&r, &w, 200), ==, 0);
+    hca_stop(&r.h);
+    wire_close(&w);
+}
+
+static void test_ctrl_en(void)
+{
+    doorbells_outlive_reset(RESET_CTRL_EN, false);
+}
+
+static void test_ctrl_en_handoff(void)
+{
+    doorbells_outlive_reset(RESET_CTRL_EN, true);
+}
+
+static void test_register(void)
+{
+    doorbells_outlive_reset(RESET_REGISTER, false);
+}
+
+static void test_register_handoff(void)
+{
+    doorbells_outlive_reset(RESET_REGISTER, true);
+}
+
+static void test_flr(void)
+{
+    doorbells_outlive_reset(RESET_FLR, false);
+}
+
+static void test_flr_handoff(void)
+{
+    doorbells_outlive_reset(RESET_FLR, true);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+
+    qtest_add_func("/softhca/doorbell/reset-forgets/ctrl-en", test_ctrl_en);
+    qtest_add_func("/softhca/doorbell/reset-forgets/ctrl-en-handoff",
+                   test_ctrl_en_handoff);
+    qtest_add_func("/softhca/doorbell/reset-forgets/register", test_register);
+    qtest_add_func("/softhca/doorbell/reset-forgets/register-handoff",
+                   test_register_handoff);
+    qtest_add_func("/softhca/doorbell/reset-forgets/flr", test_flr);
+    qtest_add_func("/softhca/doorbell/reset-forgets/flr-handoff",
+                   test_flr_handoff);
+    qtest_add_func("/softhca/doorbell/reset-forgets/queued-frames",
+                   test_reset_drops_queued_frames);
+
+    return g_test_run();
+}
