@@ -3,8 +3,8 @@
  * can trigger (a register or doorbell write, a received frame, a bottom
  * half, a timer) may spend SOFTHCA_WORK_BUDGET units of work; what does
  * not fit goes on from a bottom half, so that no callback holds the vCPU
- * or the main loop for long.  A unit is about one page address checked;
- * the costs of the other steps are in softhca.h, calibrated in the spec.
+ * or the main loop for long.  A unit is about 10 ns of this host's time;
+ * what each step costs is in softhca.h, calibrated in the spec.
  * And nothing runs while the VM is stopped: a stopped VM costs its host
  * no CPU (issue 25, defect 3), and its device state stands still.
  *

@@ -73,17 +73,17 @@ OBJECT_DECLARE_SIMPLE_TYPE(SofthcaState, SOFTHCA)
 
 /*
  * The work one callback may do (spec §19.3, softhca-work.c), in units of
- * about one page address checked, and what each step costs.  Calibrated
+ * about 10 ns of a 2-core host's time, and what each step costs.  Calibrated
  * on 2-core hosts without KVM: a callback that spends the whole budget
  * takes well under 5 ms there.
  */
 #define SOFTHCA_WORK_BUDGET     32768
 #define SOFTHCA_WORK_CMD        64      /* an admin command's own work */
-#define SOFTHCA_WORK_PAGE       1       /* a page address taken and checked */
+#define SOFTHCA_WORK_PAGE       2       /* a page address read, or checked */
 #define SOFTHCA_WORK_CQE        32      /* a CQE moved */
-#define SOFTHCA_WORK_FLUSH      8       /* a WQE completed with WR_FLUSH_ERR */
+#define SOFTHCA_WORK_FLUSH      16      /* a WQE completed with WR_FLUSH_ERR */
 /* A frame sent or received: its fixed cost, and per byte. */
-#define SOFTHCA_WORK_FRAME(len) (64 + (len) / 16)
+#define SOFTHCA_WORK_FRAME(len) (64 + (len) / 8)
 
 typedef struct SofthcaCq SofthcaCq;
 typedef struct SofthcaQp SofthcaQp;
