@@ -44,6 +44,19 @@
 
 #define SOFTHCA_PORT			1
 
+/*
+ * AHs live in software only (spec §11), in guest memory, a few hundred
+ * bytes each with the provider's: their number is bounded as a table of
+ * the device's would bound it, as rxe does, so that max_ah AHs fit in a
+ * small guest.
+ */
+#define SOFTHCA_MAX_AH			16384
+
+/* What ib_mad holds for the port's GSI QP: a PD, its DMA MR, a CQ. */
+#define SOFTHCA_GSI_PDS			1u
+#define SOFTHCA_GSI_MRS			1u
+#define SOFTHCA_GSI_CQS			1u
+
 /* WQE strides, log2 bytes (spec §13.2). */
 #define SOFTHCA_SQ_WQE_SHIFT_MIN	6
 #define SOFTHCA_RQ_WQE_SHIFT_MIN	4
@@ -156,6 +169,7 @@ struct softhca_dev {
 	struct xarray cqs;
 	struct xarray qps;
 	struct xarray srqs;
+	atomic_t nr_ah;		/* AHs, kernel and user: SOFTHCA_MAX_AH */
 	char irq_name[3][32];
 };
 
@@ -606,6 +620,7 @@ int softhca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int softhca_dealloc_mw(struct ib_mw *ibmw);
 
 /* softhca_srq.c */
+u32 softhca_srq_max_sge(const struct softhca_caps *caps);
 int softhca_create_srq(struct ib_srq *ibsrq,
 		       struct ib_srq_init_attr *init_attr,
 		       struct ib_udata *udata);

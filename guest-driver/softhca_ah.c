@@ -72,14 +72,23 @@ int softhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		ah->av.udp_sport =
 			cpu_to_le16(rdma_flow_label_to_udp_sport(flow_label));
 
+	if (!atomic_add_unless(&sdev->nr_ah, 1, SOFTHCA_MAX_AH)) {
+		ibdev_dbg(&sdev->ibdev, "create_ah: %u AHs exist already\n",
+			  SOFTHCA_MAX_AH);
+		return -ENOMEM;
+	}
 	if (!udata)
 		return 0;
 
 	memcpy(resp.dmac, ah_attr->roce.dmac, sizeof(resp.dmac));
-	return softhca_copy_resp(udata, &resp, sizeof(resp));
+	err = softhca_copy_resp(udata, &resp, sizeof(resp));
+	if (err)
+		atomic_dec(&sdev->nr_ah);
+	return err;
 }
 
 int softhca_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
+	atomic_dec(&to_sdev(ibah->device)->nr_ah);
 	return 0;
 }

@@ -25,6 +25,25 @@ static u64 softhca_srq_bytes(u8 log_size, u8 wqe_shift)
 	       sizeof(struct shca_srq_record);
 }
 
+/*
+ * The SGEs a receive WQE of an SRQ of MAX_SRQ_WR WQEs holds: its ring and
+ * the record behind it fit the SHCA_BUF_LIST_MAX pages of a one-level list
+ * of 4 KiB pages (spec §5.2), which a ring of MAX_SRQ_WR WQEs of the
+ * largest stride, 2 MiB, would fill without the record.
+ */
+u32 softhca_srq_max_sge(const struct softhca_caps *caps)
+{
+	const u64 bytes = (u64)SHCA_BUF_LIST_MAX << SHCA_BUF_PAGE_SHIFT_MIN;
+	u8 log_size = order_base_2(caps->max_srq_wr);
+	u8 shift = SOFTHCA_WQE_SHIFT_MAX;
+
+	while (shift > SOFTHCA_RQ_WQE_SHIFT_MIN &&
+	       softhca_srq_bytes(log_size, shift) > bytes)
+		shift--;
+	return min_t(u32, (BIT(shift) - sizeof(struct shca_recv_wqe)) /
+			  sizeof(struct shca_sge), caps->max_sge);
+}
+
 static int softhca_srq_check_size(struct softhca_dev *sdev, u32 max_wr,
 				  u8 log_size)
 {
@@ -139,7 +158,7 @@ int softhca_create_srq(struct ib_srq *ibsrq,
 	    (init_attr->srq_type != IB_SRQT_BASIC &&
 	     (init_attr->srq_type != IB_SRQT_XRC || !softhca_has_xrc(sdev))))
 		return -EOPNOTSUPP;
-	if (attr->max_sge > sdev->caps.max_sge ||
+	if (attr->max_sge > softhca_srq_max_sge(&sdev->caps) ||
 	    attr->srq_limit >= attr->max_wr ||
 	    (init_attr->srq_type == IB_SRQT_XRC && !init_attr->ext.xrc.xrcd))
 		return -EINVAL;

@@ -16,6 +16,18 @@
 #include "softhca.h"
 #include "softhca-abi.h"
 
+/* @limit objects of which @held are not for software to create */
+static u32 softhca_limit_less(u32 limit, u32 held)
+{
+	return limit - min(limit, held);
+}
+
+/*
+ * Limits software can reach (spec §3.1), each on its own: the device's,
+ * less the objects ib_core's management layer holds for the port's GSI
+ * QP from the device's registration on (ib_mad: a PD, its DMA MR and a
+ * CQ).
+ */
 int softhca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 			 struct ib_udata *udata)
 {
@@ -42,10 +54,10 @@ int softhca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_send_sge = caps->max_sge;
 	attr->max_recv_sge = caps->max_sge;
 	attr->max_sge_rd = caps->max_sge;
-	attr->max_cq = caps->max_cq;
+	attr->max_cq = softhca_limit_less(caps->max_cq, SOFTHCA_GSI_CQS);
 	attr->max_cqe = caps->max_cqe;
-	attr->max_mr = caps->max_mr;
-	attr->max_pd = caps->max_pd;
+	attr->max_mr = softhca_limit_less(caps->max_mr, SOFTHCA_GSI_MRS);
+	attr->max_pd = softhca_limit_less(caps->max_pd, SOFTHCA_GSI_PDS);
 	attr->max_qp_rd_atom = caps->max_qp_rd_atom;
 	attr->max_qp_init_rd_atom = caps->max_qp_rd_atom;
 	attr->max_pkeys = 1;
@@ -60,8 +72,7 @@ int softhca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->atomic_cap = IB_ATOMIC_NONE;
 	}
 	if (softhca_has_dgram(sdev)) {
-		/* Address handles live in software only. */
-		attr->max_ah = INT_MAX;
+		attr->max_ah = SOFTHCA_MAX_AH;
 		attr->max_mcast_grp = caps->max_mcast_grp;
 		attr->max_mcast_qp_attach = caps->max_mcast_qp_attach;
 		attr->max_total_mcast_qp_attach =
@@ -71,14 +82,14 @@ int softhca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	}
 	if (softhca_has_mw(sdev)) {
 		/* windows take their keys from the MR table (spec §13.6) */
-		attr->max_mw = caps->max_mr;
+		attr->max_mw = attr->max_mr;
 		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
 					  IB_DEVICE_MEM_WINDOW_TYPE_2A;
 	}
 	if (softhca_has_srq(sdev)) {
 		attr->max_srq = caps->max_srq;
 		attr->max_srq_wr = caps->max_srq_wr;
-		attr->max_srq_sge = caps->max_sge;
+		attr->max_srq_sge = softhca_srq_max_sge(caps);
 		attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
 	}
 	/* ib_device_attr has no count of XRC domains: MAX_XRCD stays ours. */

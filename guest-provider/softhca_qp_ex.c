@@ -144,9 +144,8 @@ static void softhca_wr_atomic(struct ibv_qp_ex *ibqpx, uint8_t opcode,
 	struct shca_send_wqe *wqe = softhca_wr_begin(ibqpx, opcode);
 
 	if (wqe)
-		softhca_wr_fail(ex_to_sqp(ibqpx),
-				softhca_wqe_set_atomic(wqe, rkey, remote_addr,
-						       compare_add, swap));
+		softhca_wqe_set_atomic(wqe, rkey, remote_addr, compare_add,
+				       swap);
 }
 
 static void softhca_wr_atomic_cmp_swp(struct ibv_qp_ex *ibqpx, uint32_t rkey,
@@ -171,10 +170,7 @@ static void softhca_wr_atomic_write(struct ibv_qp_ex *ibqpx, uint32_t rkey,
 		softhca_wr_begin(ibqpx, SHCA_WR_ATOMIC_WRITE);
 
 	if (wqe)
-		softhca_wr_fail(ex_to_sqp(ibqpx),
-				softhca_wqe_set_atomic_write(wqe, rkey,
-							     remote_addr,
-							     atomic_wr));
+		softhca_wqe_set_atomic_write(wqe, rkey, remote_addr, atomic_wr);
 }
 
 static void softhca_wr_flush(struct ibv_qp_ex *ibqpx, uint32_t rkey,

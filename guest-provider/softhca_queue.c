@@ -48,12 +48,13 @@ static int ring_log_size(uint32_t n, uint32_t max, uint8_t *log_size)
 	return 0;
 }
 
+/* IBA: a CQ holds at least one entry; mlx5 and rxe refuse 0 (EINVAL). */
 int softhca_cq_log_size(const struct softhca_limits *lim, int cqe,
 			uint8_t *log_size)
 {
-	if (cqe < 0)
+	if (cqe < 1)
 		return EINVAL;
-	return ring_log_size(cqe ? cqe : 1, lim->max_cqe, log_size);
+	return ring_log_size(cqe, lim->max_cqe, log_size);
 }
 
 static int wq_shape(const struct softhca_limits *lim, uint32_t max_wr,
@@ -240,27 +241,29 @@ void softhca_wqe_set_rdma(struct shca_send_wqe *wqe, uint32_t rkey,
 	wqe->rkey = htole32(rkey);
 }
 
-int softhca_wqe_set_atomic(struct shca_send_wqe *wqe, uint32_t rkey,
-			   uint64_t remote_addr, uint64_t compare_add,
-			   uint64_t swap)
+/*
+ * A misaligned address, like SGEs that are not one of 8 bytes, is posted
+ * as mlx5 posts it, for the device to complete with LOC_QP_OP_ERR (spec
+ * §15).
+ */
+void softhca_wqe_set_atomic(struct shca_send_wqe *wqe, uint32_t rkey,
+			    uint64_t remote_addr, uint64_t compare_add,
+			    uint64_t swap)
 {
-	if (remote_addr & 7)
-		return EINVAL;
 	softhca_wqe_set_rdma(wqe, rkey, remote_addr);
 	wqe->compare_add = htole64(compare_add);
 	wqe->swap = htole64(swap);
-	return 0;
 }
 
-/* The 8 bytes to store, as they lie in memory (spec §15). */
-int softhca_wqe_set_atomic_write(struct shca_send_wqe *wqe, uint32_t rkey,
-				 uint64_t remote_addr, const void *data)
+/*
+ * The 8 bytes to store, as they lie in memory (spec §15); a misaligned
+ * address is the device's to complete with LOC_QP_OP_ERR, as an atomic's.
+ */
+void softhca_wqe_set_atomic_write(struct shca_send_wqe *wqe, uint32_t rkey,
+				  uint64_t remote_addr, const void *data)
 {
-	if (remote_addr & 7)
-		return EINVAL;
 	softhca_wqe_set_rdma(wqe, rkey, remote_addr);
 	memcpy(&wqe->compare_add, data, sizeof(wqe->compare_add));
-	return 0;
 }
 
 /* verbs' IBV_FLUSH_* types and levels are the FETH's encodings. */
@@ -280,6 +283,8 @@ int softhca_wqe_set_flush(struct shca_send_wqe *wqe, uint32_t rkey,
 /*
  * The UD part of a send WQE: destination QP and Q_Key in the header, the
  * AH's AV behind it.  Datagrams are sends, with or without immediate.
+ * The BTH carries 24 bits of the QPN and the rest is ignored, and a QPN no
+ * QP has is the receiver's to drop (spec §17.2): mlx5 and rxe post both.
  */
 int softhca_wqe_set_ud(struct shca_send_wqe *wqe, struct ibv_ah *ah,
 		       uint32_t remote_qpn, uint32_t remote_qkey,
@@ -287,9 +292,9 @@ int softhca_wqe_set_ud(struct shca_send_wqe *wqe, struct ibv_ah *ah,
 {
 	if (!lim->dgram ||
 	    (wqe->opcode != SHCA_WR_SEND && wqe->opcode != SHCA_WR_SEND_IMM) ||
-	    !ah || remote_qpn > SHCA_MCAST_QPN)
+	    !ah)
 		return EINVAL;
-	wqe->remote_qpn = htole32(remote_qpn);
+	wqe->remote_qpn = htole32(remote_qpn & SOFTHCA_QPN_MASK);
 	wqe->remote_qkey = htole32(remote_qkey);
 	memcpy(wqe + 1, &to_sah(ah)->av, sizeof(struct shca_av));
 	return 0;
@@ -314,9 +319,6 @@ int softhca_wqe_set_sges(struct shca_send_wqe *wqe, const struct ibv_sge *sg,
 			 size_t num_sge, const struct softhca_wqe_limits *lim)
 {
 	if (num_sge > lim->max_sge)
-		return EINVAL;
-	/* One 8-byte SGE receives the original value (spec §15). */
-	if (is_atomic(wqe->opcode) && (num_sge != 1 || sg[0].length != 8))
 		return EINVAL;
 	wqe->num_sge = num_sge;
 	put_sges((struct shca_sge *)wqe_data(wqe, lim), sg, num_sge);
@@ -428,13 +430,13 @@ int softhca_build_send_wqe(void *slot, const struct ibv_send_wr *wr,
 		break;
 	case SHCA_WR_ATOMIC_CMP_SWP:
 	case SHCA_WR_ATOMIC_FETCH_ADD:
-		err = softhca_wqe_set_atomic(wqe, wr->wr.atomic.rkey,
-					     wr->wr.atomic.remote_addr,
-					     wr->wr.atomic.compare_add,
-					     wr->wr.atomic.swap);
+		softhca_wqe_set_atomic(wqe, wr->wr.atomic.rkey,
+				       wr->wr.atomic.remote_addr,
+				       wr->wr.atomic.compare_add,
+				       wr->wr.atomic.swap);
 		break;
 	}
-	if (!err && lim->dgram)
+	if (lim->dgram)
 		err = softhca_wqe_set_ud(wqe, wr->wr.ud.ah,
 					 wr->wr.ud.remote_qpn,
 					 wr->wr.ud.remote_qkey, lim);
@@ -481,6 +483,8 @@ static enum ibv_wc_status to_ibv_status(uint8_t status)
 		return IBV_WC_LOC_PROT_ERR;
 	case SHCA_CQE_WR_FLUSH_ERR:
 		return IBV_WC_WR_FLUSH_ERR;
+	case SHCA_CQE_MW_BIND_ERR:
+		return IBV_WC_MW_BIND_ERR;
 	case SHCA_CQE_BAD_RESP_ERR:
 		return IBV_WC_BAD_RESP_ERR;
 	case SHCA_CQE_LOC_ACCESS_ERR:

@@ -63,6 +63,9 @@
 #define SOFTHCA_RQ_SHIFT_MIN 4
 #define SOFTHCA_WQE_SHIFT_MAX 11
 
+/* A QPN as the BTH carries it (IBA 9.2). */
+#define SOFTHCA_QPN_MASK 0xffffffu
+
 /* What the device can do, from query_device and alloc_ucontext. */
 struct softhca_limits {
 	uint32_t max_qp_wr;
@@ -130,14 +133,14 @@ void softhca_wqe_set_imm(struct shca_send_wqe *wqe, __be32 imm_data);
 void softhca_wqe_set_inv(struct shca_send_wqe *wqe, uint32_t rkey);
 void softhca_wqe_set_rdma(struct shca_send_wqe *wqe, uint32_t rkey,
 			  uint64_t remote_addr);
-int softhca_wqe_set_atomic_write(struct shca_send_wqe *wqe, uint32_t rkey,
-				 uint64_t remote_addr, const void *data);
+void softhca_wqe_set_atomic_write(struct shca_send_wqe *wqe, uint32_t rkey,
+				  uint64_t remote_addr, const void *data);
 int softhca_wqe_set_flush(struct shca_send_wqe *wqe, uint32_t rkey,
 			  uint64_t remote_addr, size_t len, uint8_t type,
 			  uint8_t level);
-int softhca_wqe_set_atomic(struct shca_send_wqe *wqe, uint32_t rkey,
-			   uint64_t remote_addr, uint64_t compare_add,
-			   uint64_t swap);
+void softhca_wqe_set_atomic(struct shca_send_wqe *wqe, uint32_t rkey,
+			    uint64_t remote_addr, uint64_t compare_add,
+			    uint64_t swap);
 int softhca_wqe_set_ud(struct shca_send_wqe *wqe, struct ibv_ah *ah,
 		       uint32_t remote_qpn, uint32_t remote_qkey,
 		       const struct softhca_wqe_limits *lim);

@@ -57,6 +57,15 @@ static void provider_cq_sizes(void)
     CHECK_EQ(softhca_cq_log_size(&none, 1, &log), EOPNOTSUPP);
 }
 
+/* create_cq and resize_cq of 0 entries: EINVAL, as mlx5 and rxe answer. */
+static void provider_cq_zero_entries_einval(void)
+{
+    uint8_t log = 0xaa;
+
+    CHECK_EQ(softhca_cq_log_size(&lim, 0, &log), EINVAL);
+    CHECK_EQ(log, 0xaa);
+}
+
 static void provider_sq_shapes(void)
 {
     struct ibv_qp_cap cap = { .max_send_wr = 100, .max_send_sge = 2 };
@@ -260,11 +269,42 @@ static void provider_send_wqe_atomic(void)
     CHECK_EQ(le(slot, 40, 8), 0x2222);
     CHECK_EQ(le(slot, 64, 8), 0x2000);
 
-    wr.wr.atomic.remote_addr = 0x8004;  /* not 8-byte aligned */
-    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+}
+
+/*
+ * Atomics of the wrong alignment or size post, as on mlx5: the device
+ * completes them with LOC_QP_OP_ERR (spec §15).
+ */
+static void provider_atomic_bad_size_align_posts(void)
+{
+    struct softhca_wqe_limits wl = { .max_sge = 2 };
+    struct ibv_sge sg[2] = {
+        { .addr = 0x2000, .length = 8, .lkey = 3 },
+        { .addr = 0x3000, .length = 8, .lkey = 3 },
+    };
+    struct ibv_send_wr wr = {
+        .wr_id = 1, .sg_list = sg, .num_sge = 1,
+        .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+        .wr.atomic = { .remote_addr = 0x8004, .compare_add = 1,
+                       .rkey = 0x99 },
+    };
+    uint8_t slot[128];
+
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(slot[8], SHCA_WR_ATOMIC_FETCH_ADD);
+    CHECK_EQ(le(slot, 16, 8), 0x8004);          /* as given */
     wr.wr.atomic.remote_addr = 0x8000;
-    sg.length = 4;
-    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
+    wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+    sg[0].length = 4;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(le(slot, 72, 4), 4);               /* the SGE as given */
+    sg[0].length = 8;
+    wr.num_sge = 2;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(slot[10], 2);
+    wr.num_sge = 0;
+    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), 0);
+    CHECK_EQ(slot[10], 0);
 }
 
 static const uint8_t gid_v4[16] = {
@@ -361,16 +401,13 @@ static void provider_send_wqe_ud(void)
     CHECK(memcmp(slot + 64, gid_v4, 16) == 0);
     CHECK(memcmp(slot + 96, msg, sizeof(msg)) == 0);
 
-    /* Datagrams are sends to a 24-bit QPN through an AH. */
+    /* Datagrams are sends through an AH. */
     wr.send_flags = 0;
     wr.opcode = IBV_WR_RDMA_WRITE;
     CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
     wr.opcode = IBV_WR_SEND_WITH_INV;
     CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
     wr.opcode = IBV_WR_SEND;
-    wr.wr.ud.remote_qpn = 0x1000000;
-    CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
-    wr.wr.ud.remote_qpn = 2;
     wr.wr.ud.ah = NULL;
     CHECK_EQ(softhca_build_send_wqe(slot, &wr, &wl), EINVAL);
     wr.wr.ud.ah = &ah.ibvah;
@@ -472,6 +509,42 @@ static void provider_cqe_opcode_bind_mw_local_inv(void)
         cqe[27] = ops[i].cqe;
         softhca_cqe_to_wc((const struct shca_cqe *)cqe, &wc);
         CHECK_EQ(wc.opcode, ops[i].wc);
+    }
+}
+
+/*
+ * Issue 25: a bind refused for the MR's rights (MW_BIND_ERR from the
+ * device) reached the application as IBV_WC_GENERAL_ERR.  Every status
+ * of enum shca_cqe_status maps to its own.
+ */
+static void provider_cqe_status_mw_bind_err(void)
+{
+    static const struct {
+        uint8_t cqe;
+        enum ibv_wc_status wc;
+    } st[] = {
+        { SHCA_CQE_SUCCESS, IBV_WC_SUCCESS },
+        { SHCA_CQE_LOC_LEN_ERR, IBV_WC_LOC_LEN_ERR },
+        { SHCA_CQE_LOC_QP_OP_ERR, IBV_WC_LOC_QP_OP_ERR },
+        { SHCA_CQE_LOC_PROT_ERR, IBV_WC_LOC_PROT_ERR },
+        { SHCA_CQE_WR_FLUSH_ERR, IBV_WC_WR_FLUSH_ERR },
+        { SHCA_CQE_MW_BIND_ERR, IBV_WC_MW_BIND_ERR },
+        { SHCA_CQE_BAD_RESP_ERR, IBV_WC_BAD_RESP_ERR },
+        { SHCA_CQE_LOC_ACCESS_ERR, IBV_WC_LOC_ACCESS_ERR },
+        { SHCA_CQE_REM_INV_REQ_ERR, IBV_WC_REM_INV_REQ_ERR },
+        { SHCA_CQE_REM_ACCESS_ERR, IBV_WC_REM_ACCESS_ERR },
+        { SHCA_CQE_REM_OP_ERR, IBV_WC_REM_OP_ERR },
+        { SHCA_CQE_RETRY_EXC_ERR, IBV_WC_RETRY_EXC_ERR },
+        { SHCA_CQE_RNR_RETRY_EXC_ERR, IBV_WC_RNR_RETRY_EXC_ERR },
+        { SHCA_CQE_GENERAL_ERR, IBV_WC_GENERAL_ERR },
+    };
+    uint8_t cqe[SHCA_CQE_SIZE] = { 0 };
+    struct ibv_wc wc;
+
+    for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
+        cqe[26] = st[i].cqe;
+        softhca_cqe_to_wc((const struct shca_cqe *)cqe, &wc);
+        CHECK_EQ(wc.status, st[i].wc);
     }
 }
 
@@ -766,11 +839,40 @@ static void provider_wr_same_wqes_ud(void)
     ibv_wr_set_ud_addr(qx, NULL, 2, 1);
     ibv_wr_set_sge(qx, 0x77, 0x4000, 1);
     CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    CHECK_EQ(b.qp.sq.pi, 3);
+}
+
+/*
+ * A datagram to a QPN no QP has posts, whatever its bits above the 24 the
+ * BTH carries: the receiver drops it (spec §17.2), as hardware does.
+ */
+static void provider_ud_any_qpn_posts(void)
+{
+    static struct fake_qp f;
+    struct ibv_ah_attr attr = {
+        .is_global = 1, .port_num = 1, .grh = { .hop_limit = 1 },
+    };
+    struct softhca_ah ah;
+    struct ibv_sge sg = { .addr = 0x4000, .length = 16, .lkey = 0x77 };
+    struct ibv_send_wr wr = {
+        .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+        .wr.ud = { .ah = &ah.ibvah, .remote_qpn = 0x12fedcba,
+                   .remote_qkey = 1 },
+    };
+    struct ibv_qp_ex *qx =
+        fake_qp_init(&f, IBV_QPT_UD, IBV_QP_EX_WITH_SEND);
+
+    memcpy(attr.grh.dgid.raw, gid_v4, 16);
+    CHECK_EQ(softhca_av_init(&ah.av, &attr, mac2), 0);
+    CHECK_EQ(fake_post(&f, &wr), 0);
+    CHECK_EQ(le(f.ring, 48, 4), 0xfedcba);
     ibv_wr_start(qx);
     ibv_wr_send(qx);
     ibv_wr_set_ud_addr(qx, &ah.ibvah, 0x1000000, 1);
-    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
-    CHECK_EQ(b.qp.sq.pi, 3);
+    ibv_wr_set_sge(qx, 0x77, 0x4000, 16);
+    CHECK_EQ(ibv_wr_complete(qx), 0);
+    CHECK_EQ(le(f.ring + (1 << FAKE_SQ_SHIFT), 48, 4), 0);
+    CHECK_EQ(f.qp.sq.pi, 2);
 }
 
 /*
@@ -888,14 +990,6 @@ static void provider_wr_batch(void)
     ibv_wr_send(qx);
     ibv_wr_set_sge_list(qx, 5, sg);     /* max_sge is 4 */
     wr_send_one(qx, 5);
-    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
-    ibv_wr_start(qx);
-    ibv_wr_atomic_fetch_add(qx, 1, 0x8004, 1);  /* not 8-byte aligned */
-    ibv_wr_set_sge(qx, 1, 0x1000, 8);
-    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
-    ibv_wr_start(qx);
-    ibv_wr_atomic_cmp_swp(qx, 1, 0x8000, 1, 2);
-    ibv_wr_set_sge(qx, 1, 0x1000, 4);   /* the original value is 8 bytes */
     CHECK_EQ(ibv_wr_complete(qx), EINVAL);
     ibv_wr_start(qx);
     ibv_wr_rdma_read(qx, 1, 0x8000);
@@ -1027,10 +1121,7 @@ static void provider_wr_atomic_write_flush(void)
     CHECK_EQ(le(w1, 32, 8), 4096);
     CHECK_EQ(f.qp.sq.pi, 2);
 
-    /* misaligned, no placement type, a level past MR, over 2^31 bytes */
-    ibv_wr_start(qx);
-    ibv_wr_atomic_write(qx, 0x55, 0x7004, data);
-    CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+    /* no placement type, a level past MR, over 2^31 bytes */
     ibv_wr_start(qx);
     ibv_wr_flush(qx, 0x56, 0x9000, 64, 0, IBV_FLUSH_RANGE);
     CHECK_EQ(ibv_wr_complete(qx), EINVAL);
@@ -1042,6 +1133,12 @@ static void provider_wr_atomic_write_flush(void)
                  IBV_FLUSH_RANGE);
     CHECK_EQ(ibv_wr_complete(qx), EINVAL);
     CHECK_EQ(f.qp.sq.pi, 2);
+
+    /* misaligned: posted, for the device to complete with an error */
+    ibv_wr_start(qx);
+    ibv_wr_atomic_write(qx, 0x55, 0x7004, data);
+    CHECK_EQ(ibv_wr_complete(qx), 0);
+    CHECK_EQ(f.qp.sq.pi, 3);
 }
 
 /* create_qp_ex: the operations the device carries on each QP type. */
@@ -1124,12 +1221,14 @@ static void provider_wr_send_ops(void)
 int main(void)
 {
     RUN(provider_cq_sizes);
+    RUN(provider_cq_zero_entries_einval);
     RUN(provider_sq_shapes);
     RUN(provider_sq_shapes_ud);
     RUN(provider_rq_shapes);
     RUN(provider_send_wqe_sges);
     RUN(provider_send_wqe_inline);
     RUN(provider_send_wqe_atomic);
+    RUN(provider_atomic_bad_size_align_posts);
     RUN(provider_bind_mw_wqe);
     RUN(provider_av);
     RUN(provider_send_wqe_ud);
@@ -1137,11 +1236,13 @@ int main(void)
     RUN(provider_cqe_to_wc);
     RUN(provider_cqe_to_wc_ud);
     RUN(provider_cqe_opcode_bind_mw_local_inv);
+    RUN(provider_cqe_status_mw_bind_err);
     RUN(provider_wr_atomic_write_flush);
     RUN(provider_cqe_phase);
     RUN(provider_wq_counts);
     RUN(provider_wr_same_wqes_rc);
     RUN(provider_wr_same_wqes_ud);
+    RUN(provider_ud_any_qpn_posts);
     RUN(provider_wr_same_wqes_xrc);
     RUN(provider_wr_batch);
     RUN(provider_wr_send_ops);
