@@ -378,6 +378,13 @@ static inline bool softhca_has_xrc(struct softhca_dev *sdev)
 	return softhca_has_srq(sdev) && (sdev->caps.caps & SHCA_CAP_XRC);
 }
 
+/* MRs of 0 bytes (spec §13.3), which verbs allow and rxe and mlx5 take. */
+static inline bool softhca_has_zero_length_mr(struct softhca_dev *sdev)
+{
+	return softhca_has_qp(sdev) &&
+	       (sdev->caps.caps & SHCA_CAP_ZERO_LENGTH_MR);
+}
+
 /* RDMA ATOMIC WRITE and FLUSH (spec §15, §16). */
 static inline bool softhca_has_atomic_write(struct softhca_dev *sdev)
 {

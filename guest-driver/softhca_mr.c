@@ -170,7 +170,8 @@ static int softhca_user_mr_check(struct softhca_dev *sdev, u64 length,
 {
 	if (!softhca_access_ok(sdev, access))
 		return -EOPNOTSUPP;
-	if (!length || length > sdev->caps.max_mr_size) {
+	if ((!length && !softhca_has_zero_length_mr(sdev)) ||
+	    length > sdev->caps.max_mr_size) {
 		ibdev_dbg(&sdev->ibdev, "reg_mr: length %#llx, max %#llx\n",
 			  length, sdev->caps.max_mr_size);
 		return -EINVAL;

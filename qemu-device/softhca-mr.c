@@ -80,8 +80,9 @@ static uint8_t softhca_mr_describe(SofthcaState *s,
     bool phys = access & SHCA_ACCESS_PHYS;
     SofthcaBuf pages = { 0 };
 
-    if (!softhca_mr_access_ok(access) || c->rsvd || length == 0 ||
-        iova + length - 1 < iova) {
+    /* 0 bytes: an MR with pages, that grants 0-byte accesses (spec §13.3) */
+    if (!softhca_mr_access_ok(access) || c->rsvd ||
+        (length == 0 && phys) || (length && iova + length - 1 < iova)) {
         return SHCA_AQ_BAD_PARAM;
     }
     if (phys ? first_offset || memcmp(&c->pages, &no_pages, sizeof(no_pages))

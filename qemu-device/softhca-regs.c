@@ -102,7 +102,7 @@ static uint32_t softhca_reg_value(SofthcaState *s, hwaddr addr, bool *known)
                              SHCA_CAP_LOOPBACK | SHCA_CAP_SRQ |
                              SHCA_CAP_XRC | SHCA_CAP_RESIZE_CQ |
                              SHCA_CAP_REREG_MR | SHCA_CAP_ATOMIC_WRITE |
-                             SHCA_CAP_FLUSH : 0) |
+                             SHCA_CAP_FLUSH | SHCA_CAP_ZERO_LENGTH_MR : 0) |
                (softhca_has_dgram(s) ? SHCA_CAP_DGRAM | SHCA_CAP_MW : 0);
     case SHCA_REG_NUM_VECTORS:
         return s->vectors;

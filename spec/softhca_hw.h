@@ -128,6 +128,7 @@ enum shca_reg {
 #define SHCA_CAP_REREG_MR		(1u << 11)	/* spec §13.3 */
 #define SHCA_CAP_ATOMIC_WRITE		(1u << 12)	/* spec §15, §16 */
 #define SHCA_CAP_FLUSH			(1u << 13)	/* spec §15, §16 */
+#define SHCA_CAP_ZERO_LENGTH_MR		(1u << 14)	/* spec §13.3 */
 
 /* CTRL */
 #define SHCA_CTRL_EN			(1u << 0)

@@ -50,9 +50,9 @@ static void test_mr_reg(void)
                                  &key2), ==, SHCA_AQ_BAD_PARAM);
     g_assert_cmpuint(rdma_reg_mr(&r, 1u << 7, 0, 100, 0, &d, &key2), ==,
                      SHCA_AQ_BAD_PARAM);
-    /* length 0, wrapping iova, past MAX_MR_SIZE */
-    g_assert_cmpuint(rdma_reg_mr(&r, rw, 0, 0, 0, &d, &key2), ==,
-                     SHCA_AQ_BAD_PARAM);
+    /* length 0 of a PHYS MR (mr/zero-length), wrapping iova, too long */
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS | rw, 0, 0, 0, NULL,
+                                 &key2), ==, SHCA_AQ_BAD_PARAM);
     g_assert_cmpuint(rdma_reg_mr(&r, rw, ~0ull - 10, 100, 0, &d, &key2), ==,
                      SHCA_AQ_BAD_PARAM);
     g_assert_cmpuint(rdma_reg_mr(&r, rw, 0, 1ull << 41, 0, &d, &key2), ==,
@@ -686,12 +686,67 @@ static void test_mr_rereg(void)
     hca_stop(&r.h);
 }
 
+/*
+ * Issue 25, defect 5: REG_MR of 0 bytes was refused, where verbs allow it
+ * and rxe and mlx5 register one.  With CAPS.ZERO_LENGTH_MR the MR is made
+ * (its page still covers first_offset) and grants 0-byte accesses at its
+ * iova only; a PHYS MR of 0 bytes is still refused.
+ */
+static void test_mr_zero_length(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    struct shca_buf_desc d;
+    struct shca_aq_entry cmd;
+    uint32_t key, junk;
+    uint64_t page;
+    Rdma r;
+    Loop a, b;
+
+    rdma_start_with(&r, netdev);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_ZERO_LENGTH_MR, ==,
+                    SHCA_CAP_ZERO_LENGTH_MR);
+    page = guest_alloc(&r.h.alloc, 4096);
+    buf_direct(&d, page, 1);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_LOCAL_WRITE |
+                                 SHCA_ACCESS_REMOTE_WRITE, 0x5064, 0, 100, &d,
+                                 &key), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
+                                 SHCA_ACCESS_LOCAL_WRITE, 0, 0, 0, NULL,
+                                 &junk), ==, SHCA_AQ_BAD_PARAM);
+    /* REREG_MR to 0 bytes as well */
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_REREG_MR };
+    cmd.rereg_mr.key = cpu_to_le32(key);
+    cmd.rereg_mr.mr.pdn = cpu_to_le32(r.pd);
+    cmd.rereg_mr.mr.access = cpu_to_le32(SHCA_ACCESS_LOCAL_WRITE |
+                                         SHCA_ACCESS_REMOTE_WRITE);
+    cmd.rereg_mr.mr.iova = cpu_to_le64(0x5064);
+    cmd.rereg_mr.mr.first_offset = cpu_to_le32(100);
+    cmd.rereg_mr.mr.pages = d;
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_OK);
+
+    /* a writes into it through b: 0 bytes at iova, then 1 byte */
+    loop_start(&r, &a, SHCA_QPT_RC, 7);
+    loop_start(&r, &b, SHCA_QPT_RC, 7);
+    loop_pair(&r, &a, &b);
+    loop_post_op(&r, &a, 0, SHCA_WR_RDMA_WRITE, key, 0x5064, 0, 0);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | a.qpn);
+    g_assert_cmpuint(loop_send_cqe(&r, &a).status, ==, SHCA_CQE_SUCCESS);
+    loop_post_op(&r, &a, 1, SHCA_WR_RDMA_WRITE, key, 0x5064, page, 1);
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | a.qpn);
+    g_assert_cmpuint(loop_send_cqe(&r, &a).status, ==,
+                     SHCA_CQE_REM_ACCESS_ERR);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, key, NULL), ==,
+                     SHCA_AQ_OK);
+    hca_stop(&r.h);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
 
     qtest_add_func("/softhca/mr/reg", test_mr_reg);
     qtest_add_func("/softhca/mr/rereg", test_mr_rereg);
+    qtest_add_func("/softhca/mr/zero-length", test_mr_zero_length);
     qtest_add_func("/softhca/mr/fast-reg", test_fast_reg);
     qtest_add_func("/softhca/mr/mw", test_mw);
 
