@@ -81,10 +81,13 @@ int softhca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 	}
 	if (softhca_has_mw(sdev)) {
-		/* windows take their keys from the MR table (spec §13.6) */
+		/*
+		 * windows take their keys from the MR table; a type 2 one is
+		 * associated with a QP and its PD, IBA's type 2B (§13.6)
+		 */
 		attr->max_mw = attr->max_mr;
 		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
-					  IB_DEVICE_MEM_WINDOW_TYPE_2A;
+					  IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	}
 	if (softhca_has_srq(sdev)) {
 		attr->max_srq = caps->max_srq;

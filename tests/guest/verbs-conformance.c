@@ -10,9 +10,16 @@
  *   ud-unknown-qpn    a datagram to a QPN no QP has, of 24 bits or more,
  *                     posts and completes at the sender, and the receiver
  *                     drops it (post_send failed with EINVAL)
+ *   zero-length-mr    ibv_reg_mr of 0 bytes succeeds, and 0-byte SEND,
+ *                     WRITE and READ through it complete (reg_mr failed)
  *   atomic-bad        a misaligned FETCH_ADD and a CMP_SWP with a 4-byte
  *                     SGE post and complete with an error (post_send
  *                     failed with EINVAL)
+ *   mw-type2b         query_device reports MEM_WINDOW_TYPE_2B, not 2A, and
+ *                     a type 2 window behaves so: bound only by a QP of
+ *                     its PD, then reached through that QP alone, and
+ *                     invalidated by another QP of the PD (the device
+ *                     reported 2A, and suites skipped their type 2 tests)
  *
  * and each limit query_device reports can be created, on its own:
  *
@@ -269,6 +276,94 @@ static void ud_unknown_qpn(void)
 	free(buf);
 }
 
+/* --- zero-length-mr ------------------------------------------------------ */
+
+/* An RC QP in RTS, connected to itself, with the given rights. */
+static struct ibv_qp *rc_self(struct ibv_cq *cq, int access)
+{
+	struct ibv_qp *qp = create_qp(IBV_QPT_RC, cq, DEPTH);
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = access,
+	};
+	struct guest_rc_peer self = { .psn = 0x321 };
+
+	if (!qp)
+		die("RC QP: %s", strerror(errno));
+	self.qpn = qp->qp_num;
+	memcpy(self.gid, gid.raw, 16);
+	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
+	    guest_rc_connect(qp, &self, gid_index, self.psn, 1, 10))
+		die("RC QP to RTS: %s", strerror(errno));
+	return qp;
+}
+
+/*
+ * An MR of 0 bytes, as rxe and mlx5 register (at an address inside a
+ * page: the kernel pins no page for 0 bytes at a page's start), and 0-byte
+ * operations through it on an RC QP connected to itself.
+ */
+static void zero_length_mr(void)
+{
+	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ;
+	static const struct {
+		const char *what;
+		enum ibv_wr_opcode opcode;
+	} ops[] = {
+		{ "SEND", IBV_WR_SEND },
+		{ "RDMA WRITE", IBV_WR_RDMA_WRITE },
+		{ "RDMA READ", IBV_WR_RDMA_READ },
+	};
+	struct ibv_cq *cq = create_cq(DEPTH);
+	struct ibv_qp *qp = rc_self(cq, access);
+	uint8_t *buf = aligned_alloc(4096, 4096);
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+
+	if (!buf)
+		die("no memory");
+	errno = 0;
+	mr = ibv_reg_mr(pd, buf + 64, 0, access);
+	GUEST_CHECK(mr, "reg_mr of 0 bytes: %s", strerror(errno));
+	if (!mr)
+		return;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)buf + 64, .lkey = mr->lkey,
+		};
+		struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = &sge,
+					   .num_sge = 1 }, *rbad;
+		struct ibv_send_wr wr = {
+			.wr_id = 1, .sg_list = &sge, .num_sge = 1,
+			.opcode = ops[i].opcode,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = (uintptr_t)buf + 64,
+				     .rkey = mr->rkey },
+		}, *bad;
+		int err, want = ops[i].opcode == IBV_WR_SEND ? 2 : 1;
+
+		if (ops[i].opcode == IBV_WR_SEND && ibv_post_recv(qp, &rwr, &rbad))
+			die("post_recv");
+		err = ibv_post_send(qp, &wr, &bad);
+		GUEST_CHECK(!err, "0-byte %s: post_send: %s", ops[i].what,
+			    strerror(err));
+		while (!err && want--) {
+			int st = wait_wc(cq, &wc);
+
+			GUEST_CHECK(st == IBV_WC_SUCCESS && !wc.byte_len,
+				    "0-byte %s: %s, %u bytes", ops[i].what,
+				    st < 0 ? "no completion" :
+				    ibv_wc_status_str(wc.status), wc.byte_len);
+		}
+	}
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	free(buf);
+}
+
 /* --- atomic-bad ---------------------------------------------------------- */
 
 /*
@@ -279,14 +374,9 @@ static void atomic_bad_one(const char *what, enum ibv_wr_opcode opcode,
 			   uint64_t offset, uint32_t sge_len)
 {
 	struct ibv_cq *cq = create_cq(DEPTH);
-	struct ibv_qp *qp = create_qp(IBV_QPT_RC, cq, DEPTH);
+	struct ibv_qp *qp = rc_self(cq, IBV_ACCESS_LOCAL_WRITE |
+				    IBV_ACCESS_REMOTE_ATOMIC);
 	uint64_t *buf = aligned_alloc(4096, 4096);
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-	};
-	struct guest_rc_peer self = { .psn = 0x123 };
 	struct ibv_send_wr wr = {
 		.wr_id = 1, .num_sge = 1, .opcode = opcode,
 		.send_flags = IBV_SEND_SIGNALED,
@@ -298,19 +388,13 @@ static void atomic_bad_one(const char *what, enum ibv_wr_opcode opcode,
 	struct ibv_wc wc;
 	int err;
 
-	if (!qp || !buf)
-		die("RC QP: %s", strerror(errno));
+	if (!buf)
+		die("no memory");
 	memset(buf, 0, 4096);
 	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_ATOMIC);
 	if (!mr)
 		die("reg_mr: %s", strerror(errno));
-	self.qpn = qp->qp_num;
-	memcpy(self.gid, gid.raw, 16);
-	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
-	    guest_rc_connect(qp, &self, gid_index, self.psn, 1, 10))
-		die("RC QP to RTS: %s", strerror(errno));
 
 	sge.lkey = mr->lkey;
 	wr.sg_list = &sge;
@@ -339,6 +423,139 @@ static void atomic_bad(void)
 		       8);
 	atomic_bad_one("CMP_SWP into 4 bytes", IBV_WR_ATOMIC_CMP_AND_SWP, 0,
 		       4);
+}
+
+/* --- mw-type2b ----------------------------------------------------------- */
+
+/* wr, signalled, on qp: its completion's status, or -1 if none came. */
+static int post_wait(struct ibv_qp *qp, struct ibv_cq *cq,
+		     struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int err;
+
+	wr->send_flags = IBV_SEND_SIGNALED;
+	err = ibv_post_send(qp, wr, &bad);
+	GUEST_CHECK(!err, "post_send of opcode %d: %s", wr->opcode,
+		    strerror(err));
+	return err ? -1 : wait_wc(cq, &wc);
+}
+
+static const char *wc_str(int status)
+{
+	return status < 0 ? "no completion" : ibv_wc_status_str(status);
+}
+
+/* An RDMA WRITE of 8 bytes of src on qp through rkey to addr: its status. */
+static int write_through(struct ibv_qp *qp, struct ibv_cq *cq,
+			 struct ibv_mr *src, uint32_t rkey, uint64_t addr)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)src->addr, .length = 8,
+			       .lkey = src->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.wr.rdma = { .remote_addr = addr, .rkey = rkey },
+	};
+
+	return post_wait(qp, cq, &wr);
+}
+
+/*
+ * IBA's type 2B: a type 2 window is associated with the QP that bound it
+ * and with its PD.  QPs a, b, c, d of the PD, each its own peer: c may not
+ * bind a window of another PD, a binds one of its PD and writes through
+ * it, b may not, and d's LOCAL_INV takes it back from a.  A refused write
+ * completes with an error: REM_ACCESS_ERR, or a flush where the responder
+ * that refused it, the same QP, went to ERR first.
+ */
+static void mw_type2b(void)
+{
+	struct ibv_pd *other_pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq_a = create_cq(DEPTH), *cq_b = create_cq(DEPTH);
+	struct ibv_cq *cq_c = create_cq(DEPTH), *cq_d = create_cq(DEPTH);
+	uint64_t *buf = aligned_alloc(4096, 4096);
+	struct ibv_qp *qp_a, *qp_b, *qp_c, *qp_d;
+	struct ibv_send_wr bind = { .opcode = IBV_WR_BIND_MW };
+	struct ibv_send_wr inv = { .opcode = IBV_WR_LOCAL_INV };
+	uint64_t target;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw, *other_mw;
+	int st;
+
+	GUEST_CHECK((dev_attr.device_cap_flags &
+		     (IBV_DEVICE_MEM_WINDOW_TYPE_2A |
+		      IBV_DEVICE_MEM_WINDOW_TYPE_2B)) ==
+		    IBV_DEVICE_MEM_WINDOW_TYPE_2B,
+		    "device_cap_flags %#x: type 2A %d, type 2B %d, not 2B alone",
+		    dev_attr.device_cap_flags,
+		    !!(dev_attr.device_cap_flags &
+		       IBV_DEVICE_MEM_WINDOW_TYPE_2A),
+		    !!(dev_attr.device_cap_flags &
+		       IBV_DEVICE_MEM_WINDOW_TYPE_2B));
+	if (!other_pd || !buf)
+		die("alloc_pd: %s", strerror(errno));
+	memset(buf, 0, 4096);
+	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	other_mw = ibv_alloc_mw(other_pd, IBV_MW_TYPE_2);
+	if (!mr || !mw || !other_mw)
+		die("reg_mr/alloc_mw: %s", strerror(errno));
+	qp_a = rc_self(cq_a, IBV_ACCESS_REMOTE_WRITE);
+	qp_b = rc_self(cq_b, IBV_ACCESS_REMOTE_WRITE);
+	qp_c = rc_self(cq_c, IBV_ACCESS_REMOTE_WRITE);
+	qp_d = rc_self(cq_d, IBV_ACCESS_REMOTE_WRITE);
+	buf[0] = 0x2b2b2b2b2b2b2b2bull;
+	target = (uintptr_t)&buf[8];
+
+	bind.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = mr, .addr = (uintptr_t)buf, .length = 4096,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	bind.bind_mw.mw = other_mw;
+	bind.bind_mw.rkey = ibv_inc_rkey(other_mw->rkey);
+	st = post_wait(qp_c, cq_c, &bind);
+	GUEST_CHECK(st == IBV_WC_MW_BIND_ERR,
+		    "bind of a window of another PD: %s", wc_str(st));
+	bind.bind_mw.mw = mw;
+	bind.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	st = post_wait(qp_a, cq_a, &bind);
+	GUEST_CHECK(st == IBV_WC_SUCCESS, "bind by a QP of the PD: %s",
+		    wc_str(st));
+
+	st = write_through(qp_a, cq_a, mr, bind.bind_mw.rkey, target);
+	GUEST_CHECK(st == IBV_WC_SUCCESS && buf[8] == buf[0],
+		    "write through the window on its QP: %s, %s", wc_str(st),
+		    buf[8] == buf[0] ? "written" : "not written");
+	buf[8] = 0;
+	st = write_through(qp_b, cq_b, mr, bind.bind_mw.rkey, target);
+	GUEST_CHECK(st > 0 && !buf[8],
+		    "write through the window on another QP of the PD: %s, %s",
+		    wc_str(st), buf[8] ? "written" : "not written");
+
+	inv.invalidate_rkey = bind.bind_mw.rkey;
+	st = post_wait(qp_d, cq_d, &inv);
+	GUEST_CHECK(st == IBV_WC_SUCCESS,
+		    "LOCAL_INV by another QP of the PD: %s", wc_str(st));
+	st = write_through(qp_a, cq_a, mr, bind.bind_mw.rkey, target);
+	GUEST_CHECK(st > 0 && !buf[8],
+		    "write through the invalidated window: %s, %s",
+		    wc_str(st), buf[8] ? "written" : "not written");
+
+	ibv_destroy_qp(qp_a);
+	ibv_destroy_qp(qp_b);
+	ibv_destroy_qp(qp_c);
+	ibv_destroy_qp(qp_d);
+	ibv_dealloc_mw(mw);
+	ibv_dealloc_mw(other_mw);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq_a);
+	ibv_destroy_cq(cq_b);
+	ibv_destroy_cq(cq_c);
+	ibv_destroy_cq(cq_d);
+	ibv_dealloc_pd(other_pd);
+	free(buf);
 }
 
 /* --- the limits ---------------------------------------------------------- */
@@ -639,7 +856,9 @@ static const struct {
 } cases[] = {
 	{ "cq-zero-entries", cq_zero_entries },
 	{ "ud-unknown-qpn", ud_unknown_qpn },
+	{ "zero-length-mr", zero_length_mr },
 	{ "atomic-bad", atomic_bad },
+	{ "mw-type2b", mw_type2b },
 	{ "max-qp", max_qp },
 	{ "max-ah", max_ah },
 	{ "srq-max-wr-sge", srq_max },
