@@ -1,7 +1,10 @@
 /*
  * libFuzzer harness for softhca's admin queue: commands, the memory they
  * point at (page lists, QP attributes), registers and doorbells, over a
- * device that already holds a PD, EQs, CQs and an RC QP to operate on.
+ * device that already holds a PD, EQs, CQs and an RC QP to operate on, and
+ * after them an SRQ at its limit, an XRC domain with an XRC SRQ and a
+ * target QP, a UD QP in a multicast group, a window of each type and a
+ * fast-registration MR.
  *
  * An input is a list of records (the AD_* kinds below).  The data area
  * that AD_MEM writes is at the same guest address in every run, and the
@@ -33,10 +36,48 @@ enum {
 typedef struct AdWorld {
     Rdma r;
     Loop rc;
+    Ud ud;
+    Srq srq, xsrq;
+    uint32_t xrcdn, xrc_qpn, mw[2], fr_key;
+    uint32_t next_cqn, next_key;    /* what the next CQ and MR will get */
     uint64_t data;
 } AdWorld;
 
 static AdWorld world;
+
+#define AD_SRQ_LIMIT    3
+
+/*
+ * The objects the commands can name besides the RC QP's, made after it so
+ * that its handles stay what they were.
+ */
+static void ad_objects_build(Rdma *r)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_ALLOC_MW };
+    struct shca_buf_desc list = { 0 };
+    uint64_t cqbuf;
+    uint32_t cqn;
+
+    softhca_fuzz_srq(r, &world.srq, AD_SRQ_LIMIT, 0, 0);
+    g_assert_cmpuint(hca_simple(&r->h, SHCA_AQ_ALLOC_XRCD, 0, &world.xrcdn),
+                     ==, SHCA_AQ_OK);
+    cqn = rdma_cq(r, 0, LOOP_CQ_LOG, &cqbuf);
+    softhca_fuzz_srq(r, &world.xsrq, AD_SRQ_LIMIT, world.xrcdn, cqn);
+    world.xrc_qpn = softhca_fuzz_xrc_tgt(r, world.xrcdn,
+                                         SHCA_ACCESS_REMOTE_WRITE);
+    ud_start(r, &world.ud, SHCA_QPT_UD, UD_QKEY);
+    softhca_fuzz_mcast(r, world.ud.qpn, UD_MCAST_IP);
+    world.next_cqn = world.ud.rcq + 1;
+    cmd.alloc_mw.pdn = cpu_to_le32(r->pd);
+    for (int i = 0; i < 2; i++) {
+        cmd.alloc_mw.type = i + 1;
+        g_assert_cmpuint(hca_cmd(&r->h, &cmd, &world.mw[i]), ==, SHCA_AQ_OK);
+    }
+    buf_direct(&list, guest_alloc(&r->h.alloc, 4096), 4);
+    g_assert_cmpuint(rdma_reg_mr(r, SHCA_ACCESS_FAST_REG, 0, 0, 0, &list,
+                                 &world.fr_key), ==, SHCA_AQ_OK);
+    world.next_key = world.fr_key + 0x100;
+}
 
 static void ad_world_build(QTestState *s)
 {
@@ -49,6 +90,7 @@ static void ad_world_build(QTestState *s)
     loop_start(r, &world.rc, SHCA_QPT_RC, 7);
     world.data = guest_alloc(&r->h.alloc, AD_DATA_LEN);
     hca_fill(&r->h, world.data, 0, AD_DATA_LEN);
+    ad_objects_build(r);
 }
 
 /* Take the completions the device wrote, so that the ACQ never fills. */
@@ -162,6 +204,84 @@ static void seed_modify(GByteArray *b, uint32_t mask,
     seed_cmd(b, &cmd);
 }
 
+/* Commands on the objects ad_objects_build() made */
+static void ad_write_object_seeds(const char *dir)
+{
+    struct shca_aq_entry cmd;
+    struct shca_qp_attr a;
+    GByteArray *b;
+
+    /* the SRQ: queried, its limit moved, resized, destroyed */
+    b = g_byte_array_new();
+    cmd = seed_handle(SHCA_AQ_QUERY_SRQ, world.srq.srqn);
+    seed_cmd(b, &cmd);
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_MODIFY_SRQ };
+    cmd.modify_srq.srqn = cpu_to_le32(world.srq.srqn);
+    cmd.modify_srq.attr_mask = cpu_to_le32(SHCA_SRQ_ATTR_LIMIT);
+    cmd.modify_srq.srq_limit = cpu_to_le32(1);
+    seed_cmd(b, &cmd);
+    cmd.modify_srq.attr_mask = cpu_to_le32(SHCA_SRQ_ATTR_LIMIT |
+                                           SHCA_SRQ_ATTR_MAX_WR);
+    cmd.modify_srq.log_size = 5;
+    buf_direct(&cmd.modify_srq.buf, world.data, 2);
+    seed_cmd(b, &cmd);
+    cmd = seed_handle(SHCA_AQ_DESTROY_SRQ, world.srq.srqn);
+    seed_cmd(b, &cmd);
+    softhca_fuzz_write_seed(dir, "srq", b);
+
+    /* XRC: the domain is busy, the target QP is queried, moved, destroyed */
+    b = g_byte_array_new();
+    cmd = seed_handle(SHCA_AQ_DEALLOC_XRCD, world.xrcdn);
+    seed_cmd(b, &cmd);
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_QUERY_QP };
+    cmd.qp_attr.qpn = cpu_to_le32(world.xrc_qpn);
+    cmd.qp_attr.attr_addr = cpu_to_le64(world.data + 0x8000);
+    seed_cmd(b, &cmd);
+    a = rc_attr(SHCA_QPS_RTS);
+    seed_mem(b, 0x8100, &a, sizeof(a));
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_MODIFY_QP };
+    cmd.qp_attr.qpn = cpu_to_le32(world.xrc_qpn);
+    cmd.qp_attr.attr_mask = cpu_to_le32(RC_RTS_MASK);
+    cmd.qp_attr.attr_addr = cpu_to_le64(world.data + 0x8100);
+    seed_cmd(b, &cmd);
+    cmd = seed_handle(SHCA_AQ_DESTROY_SRQ, world.xsrq.srqn);
+    seed_cmd(b, &cmd);
+    cmd = seed_handle(SHCA_AQ_DESTROY_QP, world.xrc_qpn);
+    seed_cmd(b, &cmd);
+    cmd = seed_handle(SHCA_AQ_DEALLOC_XRCD, world.xrcdn);
+    seed_cmd(b, &cmd);
+    softhca_fuzz_write_seed(dir, "xrc", b);
+
+    /* the UD QP: out of its group and in again, then destroyed in it */
+    b = g_byte_array_new();
+    cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_DETACH_MCAST };
+    cmd.mcast.qpn = cpu_to_le32(world.ud.qpn);
+    cmd.mcast.gid[10] = cmd.mcast.gid[11] = 0xff;
+    stl_be_p(cmd.mcast.gid + 12, UD_MCAST_IP);
+    seed_cmd(b, &cmd);
+    seed_cmd(b, &cmd);
+    cmd.opcode = SHCA_AQ_ATTACH_MCAST;
+    seed_cmd(b, &cmd);
+    seed_cmd(b, &cmd);
+    cmd = seed_handle(SHCA_AQ_DESTROY_QP, world.ud.qpn);
+    seed_cmd(b, &cmd);
+    softhca_fuzz_write_seed(dir, "mcast", b);
+
+    /* windows and the fast-registration MR freed, each by the wrong verb too */
+    b = g_byte_array_new();
+    cmd = seed_handle(SHCA_AQ_DEREG_MR, world.mw[0]);
+    seed_cmd(b, &cmd);
+    for (int i = 0; i < 2; i++) {
+        cmd = seed_handle(SHCA_AQ_DEALLOC_MW, world.mw[i]);
+        seed_cmd(b, &cmd);
+    }
+    cmd = seed_handle(SHCA_AQ_DEALLOC_MW, world.fr_key);
+    seed_cmd(b, &cmd);
+    cmd = seed_handle(SHCA_AQ_DEREG_MR, world.fr_key);
+    seed_cmd(b, &cmd);
+    softhca_fuzz_write_seed(dir, "mw-fastreg", b);
+}
+
 static void ad_write_seeds(const char *dir)
 {
     struct shca_aq_entry cmd;
@@ -177,11 +297,11 @@ static void ad_write_seeds(const char *dir)
     buf_direct(&cmd.create_cq.buf, world.data, 1);
     seed_cmd(b, &cmd);
     cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_RESIZE_CQ };
-    cmd.resize_cq.cqn = cpu_to_le32(world.rc.rcq + 1);
+    cmd.resize_cq.cqn = cpu_to_le32(world.next_cqn);
     cmd.resize_cq.log_size = 6;
     buf_direct(&cmd.resize_cq.buf, world.data + 4096, 2);
     seed_cmd(b, &cmd);
-    cmd = seed_handle(SHCA_AQ_DESTROY_CQ, world.rc.rcq + 1);
+    cmd = seed_handle(SHCA_AQ_DESTROY_CQ, world.next_cqn);
     seed_cmd(b, &cmd);
     softhca_fuzz_write_seed(dir, "cq", b);
 
@@ -238,7 +358,7 @@ static void ad_write_seeds(const char *dir)
     cmd.reg_mr.pages.addr = cpu_to_le64(world.data + 0x2000);
     seed_cmd(b, &cmd);
     cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_REREG_MR };
-    cmd.rereg_mr.key = cpu_to_le32(world.rc.key + 0x100);
+    cmd.rereg_mr.key = cpu_to_le32(world.next_key);
     cmd.rereg_mr.mr.pdn = cpu_to_le32(world.r.pd);
     cmd.rereg_mr.mr.access = cpu_to_le32(SHCA_ACCESS_REMOTE_READ);
     cmd.rereg_mr.mr.length = cpu_to_le64(4096);
@@ -298,6 +418,8 @@ static void ad_write_seeds(const char *dir)
     cmd = seed_handle(SHCA_AQ_DESTROY_EQ, 2);
     seed_cmd(b, &cmd);
     softhca_fuzz_write_seed(dir, "eq-gid-mcast-stats", b);
+
+    ad_write_object_seeds(dir);
 }
 
 static void ad_pre_fuzz(QTestState *s)

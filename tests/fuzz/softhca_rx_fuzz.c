@@ -1,7 +1,10 @@
 /*
  * libFuzzer harness for softhca's receive path: frames from the network
  * through the parser into the RC, UC, UD and GSI transports and the NIC,
- * over a device holding real QPs, CQs and memory regions.
+ * over a device holding real QPs, CQs and memory regions: an XRC target
+ * QP with its XRC SRQ, an RC QP on an SRQ armed at its limit, memory
+ * windows of both types, a fast-registration MR, UD QPs in a multicast
+ * group, and a QP connected to itself through the device's loopback.
  *
  * An input is a list of records (see the RX_* kinds below).  Most build a
  * RoCEv2 frame from fields the fuzzer picks, so that the envelope and the
@@ -25,7 +28,7 @@
 enum {
     RX_ROCE,        /* RX_ROCE_HDR bytes of fields, then the payload */
     RX_RAW,         /* flags, le16 length, the frame */
-    RX_POST,        /* WR opcode, flags: a WQE on the RC (or UC) QP */
+    RX_POST,        /* WR opcode, flags (RP_*): a WQE on a world QP */
     RX_CLOCK,       /* n: the clock moves n + 1 ms */
     RX_KINDS
 };
@@ -33,7 +36,7 @@ enum {
 /* RX_ROCE fields, at these offsets; multi-byte ones little-endian */
 enum {
     RF_OPCODE = 0,
-    RF_TARGET = 1,      /* bits 2:0 the QP (rx_qpn()), 6 IPv6, 7 a stranger */
+    RF_TARGET = 1,      /* bits 5:0 the QP (RT_*), 6 IPv6, 7 a stranger */
     RF_BTH = 2,         /* bit 0 SE, 1 M, 2 A, 3 FECN, 4 BECN */
     RF_KEYS = 3,        /* RK_*: fields aimed at the world's MR and QPs */
     RF_PSN = 4,         /* added to the PSN the QP expects */
@@ -61,6 +64,39 @@ enum {
     RK_IETH = 1 << 2,   /* the invalidated key is the MR's */
     RK_QKEY = 1 << 3,   /* DETH: the Q_Key of the target QP */
     RK_SRC = 1 << 4,    /* DETH: the peer's QPN */
+    RK_KEY_SHIFT = 5,   /* bits 7:5: whose key RK_* put (RX_KEY_*) */
+};
+
+/* RF_TARGET bits 5:0: the QP a frame goes to (rx_qpn()) */
+enum {
+    RT_RC, RT_UC, RT_UD, RT_GSI,
+    RT_MCAST_QPN,       /* QPN 0xffffff, to the unicast GID: dropped */
+    /* 5..7: QPNs no QP has */
+    RT_XRC = 8,         /* XRC target QP: XRC opcodes, XRCETH its SRQ */
+    RT_SRQ_RC,          /* RC QP on the SRQ armed at its limit */
+    RT_MCAST,           /* QPN 0xffffff to the group's GID and MAC */
+    RT_MCAST_UD,        /* the group's second UD QP, by its QPN */
+    RT_LOOP,            /* the QP connected to itself */
+    /* 13..63: as their bits 2:0 */
+};
+
+/* The keys RK_* and RP_KEY_* name, with the range each grants */
+enum {
+    RX_KEY_MR,          /* the MR */
+    RX_KEY_MW1,         /* a type 1 window over its first half */
+    RX_KEY_MW2,         /* a type 2 window over its second half, RC QP */
+    RX_KEY_FR,          /* the fast-registration MR, two pages */
+    RX_KEYS,            /* 4..7: the MR */
+};
+
+/* RX_POST flags */
+enum {
+    RP_UC = 1 << 0,     /* on the UC QP (else the RC QP) */
+    RP_LOOP = 1 << 1,   /* on the QP connected to itself */
+    RP_FENCE = SHCA_WQE_FENCE,
+    RP_MCAST = 1 << 3,  /* a SEND from the UD QP to the multicast group */
+    RP_KEY_SHIFT = 4,   /* bits 6:4: 0 a key of nothing, else RX_KEY_* + 1 */
+    RP_LONG = 1 << 7,   /* RP_MCAST: 4096 bytes, past the path MTU */
 };
 
 enum {
@@ -77,34 +113,33 @@ enum {
 #define RX_PEER_IP      0x0a000002
 #define RX_STRANGER_IP  0x0a000063
 #define RX_PEER_MAC     "\x52\x54\x00\x12\x34\x99"
+#define RX_MCAST_MAC    "\x01\x00\x5e\x00\x00\x05"
+#define RX_FR_IOVA      0x7654321000ull
+#define RX_FR_LEN       8192
+#define RX_SRQ_LIMIT    3       /* of SRQ_LOG's 8, with 4 posted */
+
+typedef struct RxKey {
+    uint32_t key;
+    uint64_t va, len;
+} RxKey;
 
 typedef struct RxWorld {
     Rdma r;
-    Loop rc, uc;
-    Ud ud, gsi;
+    Loop rc, uc, srq_rc, loop;
+    Ud ud, gsi, mc;
+    Srq srq, xsrq;
     Nic nic;
     uint64_t mr_buf;
     uint32_t mr_key;
-    uint16_t sq_pi[2];      /* RC, UC */
+    uint32_t xrcdn, xrc_qpn;
+    RxKey keys[RX_KEYS];
+    uint16_t sq_pi[3];      /* RC, UC, the loop QP */
+    uint16_t ud_pi;
     uint8_t mac[6];
 } RxWorld;
 
 static RxWorld world;
 static int wire[2];         /* [0] the harness's end, [1] the netdev's */
-
-/* A QP connected to the peer, as peer_start() in the qtests does. */
-static void rx_connect(Rdma *r, Loop *l, uint8_t type)
-{
-    loop_start(r, l, type, 7);
-    l->access = SHCA_ACCESS_REMOTE_WRITE | SHCA_ACCESS_REMOTE_READ |
-                (type == SHCA_QPT_RC ? SHCA_ACCESS_REMOTE_ATOMIC |
-                                       SHCA_ACCESS_FLUSH_GLOBAL : 0);
-    loop_connect_peer(r, l);
-    for (uint16_t i = 0; i < 16; i++) {
-        loop_recv(r, l, i, i, l->rq + 2048, 1024);
-    }
-    rdma_db(r, 0, SHCA_DB_RQ, 16u << 16 | l->qpn);
-}
 
 static void rx_recvs(Rdma *r, uint64_t rq, uint32_t qpn, uint32_t key)
 {
@@ -120,6 +155,157 @@ static void rx_recvs(Rdma *r, uint64_t rq, uint32_t qpn, uint32_t key)
         qtest_memwrite(r->h.qts, rq + i * 32 + sizeof(w), &sge, sizeof(sge));
     }
     rdma_db(r, 0, SHCA_DB_RQ, 16u << 16 | qpn);
+}
+
+static uint32_t rx_access(uint8_t type)
+{
+    return SHCA_ACCESS_REMOTE_WRITE | SHCA_ACCESS_REMOTE_READ |
+           (type == SHCA_QPT_RC ? SHCA_ACCESS_REMOTE_ATOMIC |
+                                  SHCA_ACCESS_FLUSH_GLOBAL : 0);
+}
+
+/* 16 receive WQEs on a loop QP's RQ (none with an SRQ). */
+static void rx_loop_recvs(Rdma *r, Loop *l)
+{
+    for (uint16_t i = 0; i < 16; i++) {
+        loop_recv(r, l, i, i, l->rq + 2048, 1024);
+    }
+    rdma_db(r, 0, SHCA_DB_RQ, 16u << 16 | l->qpn);
+}
+
+/*
+ * A QP connected to the peer, as peer_start() in the qtests does; with
+ * srqn, it receives through that SRQ.
+ */
+static void rx_connect(Rdma *r, Loop *l, uint8_t type, uint32_t srqn)
+{
+    loop_create(r, l, type, 7, srqn ? SHCA_QP_F_SRQ : 0, srqn);
+    l->access = rx_access(type);
+    loop_connect_peer(r, l);
+    if (!srqn) {
+        rx_loop_recvs(r, l);
+    }
+}
+
+/* n receive WQEs of 512 bytes each on an SRQ. */
+static void rx_srq_fill(Rdma *r, Srq *q, unsigned n)
+{
+    uint64_t buf = guest_alloc(&r->h.alloc, 4096);
+
+    for (unsigned i = 0; i < n; i++) {
+        srq_post(r, q, i, buf + i * 512, 512, world.rc.key);
+    }
+}
+
+/*
+ * An XRC domain, an XRC SRQ of it armed at RX_SRQ_LIMIT, and a target QP
+ * of it in RTR from the peer, whose requests name the SRQ in an XRCETH.
+ */
+static void rx_xrc_build(Rdma *r)
+{
+    uint64_t cqbuf;
+
+    g_assert_cmpuint(hca_simple(&r->h, SHCA_AQ_ALLOC_XRCD, 0, &world.xrcdn),
+                     ==, SHCA_AQ_OK);
+    softhca_fuzz_srq(r, &world.xsrq, RX_SRQ_LIMIT, world.xrcdn,
+                     rdma_cq(r, 0, LOOP_CQ_LOG, &cqbuf));
+    rx_srq_fill(r, &world.xsrq, RX_SRQ_LIMIT + 1);
+    world.xrc_qpn = softhca_fuzz_xrc_tgt(r, world.xrcdn,
+                                         rx_access(SHCA_QPT_RC));
+}
+
+/* A UD QP like world.ud, and both in the group of UD_MCAST_IP. */
+static void rx_mcast_build(Rdma *r)
+{
+    ud_start(r, &world.mc, SHCA_QPT_UD, UD_QKEY);
+    rx_recvs(r, world.mc.rq, world.mc.qpn, world.rc.key);
+    softhca_fuzz_mcast(r, world.ud.qpn, UD_MCAST_IP);
+    softhca_fuzz_mcast(r, world.mc.qpn, UD_MCAST_IP);
+}
+
+/* A WQE the RC QP runs alone (a bind, a registration), and its success. */
+static void rx_rc_local(Rdma *r, const void *wqe)
+{
+    struct shca_cqe cqe;
+
+    loop_write_send(r, &world.rc, world.sq_pi[0], wqe, NULL, 0);
+    world.sq_pi[0]++;
+    rdma_db(r, 0, SHCA_DB_SQ, (uint32_t)world.sq_pi[0] << 16 |
+            world.rc.qpn);
+    cqe = loop_send_cqe(r, &world.rc);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+}
+
+/* The key with the next tag, as software picks it for a bind. */
+static uint32_t rx_next_tag(uint32_t key)
+{
+    return (key & ~0xffu) | ((key + 1) & 0xff);
+}
+
+#define RX_REMOTE   (SHCA_ACCESS_REMOTE_WRITE | SHCA_ACCESS_REMOTE_READ | \
+                     SHCA_ACCESS_REMOTE_ATOMIC)
+
+/* A fast-registration MR made valid over two pages by a REG_MR WQE. */
+static void rx_fast_reg_build(Rdma *r)
+{
+    struct shca_buf_desc list_desc = { 0 };
+    uint64_t list = guest_alloc(&r->h.alloc, 4096);
+    struct shca_fast_reg_wqe w = {
+        .opcode = SHCA_WR_REG_MR,
+        .flags = SHCA_WQE_SIGNALED,
+        .page_shift = 12,
+        .access = cpu_to_le32(SHCA_ACCESS_LOCAL_WRITE | RX_REMOTE),
+        .iova = cpu_to_le64(RX_FR_IOVA),
+        .length = cpu_to_le64(RX_FR_LEN),
+        .npages = cpu_to_le32(2),
+    };
+    uint32_t key;
+
+    for (int i = 0; i < 2; i++) {
+        qtest_writeq(r->h.qts, list + i * 8,
+                     cpu_to_le64(guest_alloc(&r->h.alloc, 4096)));
+    }
+    buf_direct(&list_desc, list, 4);
+    g_assert_cmpuint(rdma_reg_mr(r, SHCA_ACCESS_FAST_REG, 0, 0, 0, &list_desc,
+                                 &key), ==, SHCA_AQ_OK);
+    w.key = cpu_to_le32(rx_next_tag(key));
+    rx_rc_local(r, &w);
+    world.keys[RX_KEY_FR] = (RxKey) { rx_next_tag(key), RX_FR_IOVA,
+                                      RX_FR_LEN };
+}
+
+/*
+ * The world's keys: the MR, a window of each type bound over half of it
+ * (type 2 to the RC QP), and the fast-registration MR; all with every
+ * remote right.
+ */
+static void rx_keys_build(Rdma *r)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_ALLOC_MW };
+    uint32_t key;
+
+    world.keys[RX_KEY_MR] = (RxKey) { world.mr_key, RX_MR_IOVA, RX_MR_LEN };
+    cmd.alloc_mw.pdn = cpu_to_le32(r->pd);
+    for (uint8_t type = 1; type <= 2; type++) {
+        struct shca_bind_mw_wqe w = {
+            .opcode = SHCA_WR_BIND_MW,
+            .flags = SHCA_WQE_SIGNALED,
+            .mr_key = cpu_to_le32(world.mr_key),
+            .access = cpu_to_le32(RX_REMOTE),
+            .addr = cpu_to_le64(RX_MR_IOVA + (type - 1) * RX_MR_LEN / 2),
+            .length = cpu_to_le64(RX_MR_LEN / 2),
+        };
+
+        cmd.alloc_mw.type = type;
+        g_assert_cmpuint(hca_cmd(&r->h, &cmd, &key), ==, SHCA_AQ_OK);
+        w.mw_key = cpu_to_le32(key);
+        w.new_key = cpu_to_le32(rx_next_tag(key));
+        rx_rc_local(r, &w);
+        world.keys[RX_KEY_MW1 + type - 1] = (RxKey) {
+            rx_next_tag(key), le64_to_cpu(w.addr), RX_MR_LEN / 2,
+        };
+    }
+    rx_fast_reg_build(r);
 }
 
 /* The device, its objects and the NIC rings, made afresh for each input. */
@@ -140,8 +326,8 @@ static void rx_world_build(QTestState *s)
     cmd.set_gid.gid[15] = 1;
     g_assert_cmpuint(hca_cmd(&r->h, &cmd, NULL), ==, SHCA_AQ_OK);
 
-    rx_connect(r, &world.rc, SHCA_QPT_RC);
-    rx_connect(r, &world.uc, SHCA_QPT_UC);
+    rx_connect(r, &world.rc, SHCA_QPT_RC, 0);
+    rx_connect(r, &world.uc, SHCA_QPT_UC, 0);
     memcpy(world.mac, world.rc.mac, 6);
     ud_start(r, &world.ud, SHCA_QPT_UD, UD_QKEY);
     ud_start(r, &world.gsi, SHCA_QPT_GSI, SHCA_GSI_QKEY);
@@ -154,32 +340,58 @@ static void rx_world_build(QTestState *s)
                                  SHCA_ACCESS_REMOTE_WRITE |
                                  SHCA_ACCESS_REMOTE_READ |
                                  SHCA_ACCESS_REMOTE_ATOMIC |
-                                 SHCA_ACCESS_FLUSH_GLOBAL,
+                                 SHCA_ACCESS_FLUSH_GLOBAL |
+                                 SHCA_ACCESS_MW_BIND,
                                  RX_MR_IOVA, RX_MR_LEN, 0, &pages,
                                  &world.mr_key), ==, SHCA_AQ_OK);
+    rx_keys_build(r);
+
+    softhca_fuzz_srq(r, &world.srq, RX_SRQ_LIMIT, 0, 0);
+    rx_srq_fill(r, &world.srq, RX_SRQ_LIMIT + 1);
+    rx_connect(r, &world.srq_rc, SHCA_QPT_RC, world.srq.srqn);
+    rx_xrc_build(r);
+    rx_mcast_build(r);
+    loop_start(r, &world.loop, SHCA_QPT_RC, 7);
+    world.loop.access = rx_access(SHCA_QPT_RC);
+    loop_connect(r, &world.loop, false);
+    rx_loop_recvs(r, &world.loop);
     nic_start(&r->h, &world.nic);
     for (int i = 0; i < (1 << NIC_LOG) - 1; i++) {
         nic_post_rx(&r->h, &world.nic);
     }
 }
 
+/* RT_* of RF_TARGET's bits 5:0 */
+static uint8_t rx_target(uint8_t target)
+{
+    target &= 0x3f;
+    return target <= RT_LOOP ? target : target & 7;
+}
+
 static uint32_t rx_qpn(uint8_t target)
 {
-    switch (target & 7) {
-    case 0: return world.rc.qpn;
-    case 1: return world.uc.qpn;
-    case 2: return world.ud.qpn;
-    case 3: return world.gsi.qpn;
-    case 4: return 0xffffff;                /* multicast QPN */
+    switch (rx_target(target)) {
+    case RT_RC: return world.rc.qpn;
+    case RT_UC: return world.uc.qpn;
+    case RT_UD: return world.ud.qpn;
+    case RT_GSI: return world.gsi.qpn;
+    case RT_MCAST_QPN: return SHCA_MCAST_QPN;
+    case RT_XRC: return world.xrc_qpn;
+    case RT_SRQ_RC: return world.srq_rc.qpn;
+    case RT_MCAST: return SHCA_MCAST_QPN;
+    case RT_MCAST_UD: return world.mc.qpn;
+    case RT_LOOP: return world.loop.qpn;
     default: return world.rc.qpn + (target & 7);    /* none */
     }
 }
 
+/* An IPv4-mapped GID, or fd00::(low byte of ip); multicast: ff0e:: */
 static void rx_gid(uint8_t *gid, uint32_t ip, bool ipv6)
 {
     memset(gid, 0, 16);
     if (ipv6) {
-        gid[0] = 0xfd;
+        gid[0] = (ip >> 28) == 0xe ? 0xff : 0xfd;
+        gid[1] = (ip >> 28) == 0xe ? 0x0e : 0;
         gid[15] = ip & 0xff;
     } else {
         gid[10] = gid[11] = 0xff;
@@ -219,14 +431,25 @@ static size_t rx_roce(QTestState *s, const uint8_t *d, size_t n)
     static uint8_t frame[SHCA_NIC_FRAME_MAX + 64];
     uint8_t opcode = d[RF_OPCODE], target = d[RF_TARGET];
     uint8_t keys = d[RF_KEYS], bth = d[RF_BTH];
-    const SofthcaOpInfo *info = softhca_opcode_info(opcode);
+    uint8_t rt = rx_target(target);
+    const RxKey *k = &world.keys[(keys >> RK_KEY_SHIFT) % RX_KEYS];
+    const SofthcaOpInfo *info;
     bool response = opcode >= SOFTHCA_OP_READ_RESPONSE_FIRST &&
                     opcode <= SOFTHCA_OP_ATOMIC_ACKNOWLEDGE;
     SofthcaRoceEnvelope env = {
         .src_port = 0xc000,
         .hop_limit = 64,
     };
-    SofthcaRocePacket p = {
+    SofthcaRocePacket p;
+    size_t payload = 0, len;
+
+    /* an RC request to the XRC target is its XRC twin */
+    if (rt == RT_XRC && (opcode & SOFTHCA_TRANSPORT_MASK) ==
+        SOFTHCA_TRANSPORT_RC) {
+        opcode |= SOFTHCA_TRANSPORT_XRC;
+    }
+    info = softhca_opcode_info(opcode);
+    p = (SofthcaRocePacket) {
         .bth = {
             .opcode = opcode,
             .solicited = bth & 1,
@@ -261,38 +484,44 @@ static size_t rx_roce(QTestState *s, const uint8_t *d, size_t n)
         .atomic_ack = ldq_le_p(d + RF_SWAP),
         .imm = ldl_le_p(d + RF_IMM),
         .inv_rkey = ldl_le_p(d + RF_INV_RKEY),
-        .xrc_srqn = ldl_le_p(d + RF_XRC_SRQN) & 0xffffff,
+        /* to the XRC target, the field XORs its SRQ's number */
+        .xrc_srqn = (ldl_le_p(d + RF_XRC_SRQN) ^
+                     (rt == RT_XRC ? world.xsrq.srqn : 0)) & 0xffffff,
         .feth = ldl_le_p(d + RF_FETH),
     };
-    size_t payload = 0, len;
 
     if (info && (info->flags & SOFTHCA_OPF_PAYLOAD)) {
         payload = MIN(lduw_le_p(d + RF_PAYLOAD) % (RX_PAYLOAD_MAX + 1),
                       n - RX_ROCE_HDR);
     }
     if (keys & RK_RETH) {
-        p.reth.rkey = world.mr_key;
-        p.reth.va = RX_MR_IOVA + p.reth.va % RX_MR_LEN;
+        p.reth.rkey = k->key;
+        p.reth.va = k->va + p.reth.va % k->len;
     }
     if (keys & RK_ATOMIC) {
-        p.atomic.rkey = world.mr_key;
-        p.atomic.va = RX_MR_IOVA + (p.atomic.va % RX_MR_LEN & ~7ull);
+        p.atomic.rkey = k->key;
+        p.atomic.va = k->va + (p.atomic.va % k->len & ~7ull);
     }
     if (keys & RK_IETH) {
-        p.inv_rkey = world.mr_key;
+        p.inv_rkey = k->key;
     }
     if (keys & RK_QKEY) {
-        p.deth.qkey = (target & 7) == 3 ? SHCA_GSI_QKEY : UD_QKEY;
+        p.deth.qkey = rt == RT_GSI ? SHCA_GSI_QKEY : UD_QKEY;
     }
     if (keys & RK_SRC) {
         p.deth.src_qpn = RX_PEER_QPN;
     }
     p.payload_len = payload;
-    memcpy(env.dst_mac, world.mac, 6);
+    if (rt == RT_MCAST) {
+        memcpy(env.dst_mac, RX_MCAST_MAC, 6);
+    } else {
+        memcpy(env.dst_mac, world.mac, 6);
+    }
     memcpy(env.src_mac, RX_PEER_MAC, 6);
     rx_gid(env.src_gid, target & 0x80 ? RX_STRANGER_IP : RX_PEER_IP,
            target & 0x40);
-    rx_gid(env.dst_gid, 0x0a000001, target & 0x40);
+    rx_gid(env.dst_gid, rt == RT_MCAST ? UD_MCAST_IP : 0x0a000001,
+           target & 0x40);
     len = softhca_build_roce(frame, sizeof(frame), &env, &p,
                              d + RX_ROCE_HDR);
     if (len) {
@@ -367,20 +596,96 @@ static size_t rx_raw(QTestState *s, const uint8_t *d, size_t n)
     return 3 + len;
 }
 
-/* A signaled WQE of the fuzzer's opcode to the peer, 256 bytes each way. */
+/*
+ * A WQE of the fuzzer's opcode (SEND, SEND_IMM or a bad one) from the UD
+ * QP to the multicast group: 64 bytes (or RP_LONG's 4096) through the
+ * QP's own key, or through a key of the world that does not cover them.
+ */
+static void rx_post_mcast(Rdma *r, uint8_t opcode, uint8_t flags,
+                          const RxKey *k)
+{
+    struct shca_av av = ud_av(r, UD_MCAST_IP);
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(world.ud_pi),
+        .opcode = opcode,
+        .flags = SHCA_WQE_SIGNALED | (flags & RP_FENCE),
+        .remote_qpn = cpu_to_le32(SHCA_MCAST_QPN),
+        .remote_qkey = cpu_to_le32(UD_QKEY),
+    };
+
+    ud_send(r, &world.ud, world.ud_pi++, &w, &av, world.ud.rq,
+            flags & RP_LONG ? 4096 : 64, k ? k->key : world.rc.key);
+}
+
+/*
+ * With a key chosen (RP_KEY_*), REG_MR registers the fast-registration MR
+ * anew and BIND_MW binds a window (the chosen one, else type 1) anew, each
+ * with the next tag, as the verbs would write them.
+ */
+static bool rx_post_mem(Loop *l, uint16_t i, uint8_t opcode, uint8_t flags,
+                        uint8_t sel)
+{
+    const RxKey *fr = &world.keys[RX_KEY_FR];
+    const RxKey *mw = &world.keys[sel == RX_KEY_MW2 ? RX_KEY_MW2 :
+                                  RX_KEY_MW1];
+    union {
+        struct shca_send_wqe send;
+        struct shca_fast_reg_wqe reg;
+        struct shca_bind_mw_wqe bind;
+    } w;
+
+    if (opcode == SHCA_WR_REG_MR) {
+        w.reg = (struct shca_fast_reg_wqe) {
+            .wr_id = cpu_to_le64(i),
+            .opcode = opcode,
+            .flags = SHCA_WQE_SIGNALED | (flags & RP_FENCE),
+            .page_shift = 12,
+            .access = cpu_to_le32(SHCA_ACCESS_LOCAL_WRITE | RX_REMOTE),
+            .iova = cpu_to_le64(fr->va),
+            .length = cpu_to_le64(fr->len),
+            .key = cpu_to_le32(rx_next_tag(fr->key)),
+            .npages = cpu_to_le32(2),
+        };
+    } else if (opcode == SHCA_WR_BIND_MW) {
+        w.bind = (struct shca_bind_mw_wqe) {
+            .wr_id = cpu_to_le64(i),
+            .opcode = opcode,
+            .flags = SHCA_WQE_SIGNALED | (flags & RP_FENCE),
+            .mw_key = cpu_to_le32(mw->key),
+            .new_key = cpu_to_le32(rx_next_tag(mw->key)),
+            .mr_key = cpu_to_le32(world.mr_key),
+            .access = cpu_to_le32(RX_REMOTE),
+            .addr = cpu_to_le64(mw->va),
+            .length = cpu_to_le64(mw->len),
+        };
+    } else {
+        return false;
+    }
+    loop_write_send(&world.r, l, i, &w.send, NULL, 0);
+    return true;
+}
+
+/*
+ * A signaled WQE of the fuzzer's opcode, 256 bytes each way: to the peer
+ * (RC or UC QP) or to itself (the loop QP), through a key of nothing or
+ * of the world (RP_KEY_*); or a SEND to the multicast group.
+ */
 static void rx_post(const uint8_t *d)
 {
     Rdma *r = &world.r;
-    bool uc = d[1] & 1;
-    Loop *l = uc ? &world.uc : &world.rc;
-    uint16_t *pi = &world.sq_pi[uc];
+    uint8_t flags = d[1], sel = (flags >> RP_KEY_SHIFT) & 7;
+    unsigned q = flags & RP_LOOP ? 2 : flags & RP_UC;
+    Loop *l = q == 2 ? &world.loop : q ? &world.uc : &world.rc;
+    uint16_t *pi = &world.sq_pi[q];
+    const RxKey *k = sel && sel <= RX_KEYS ? &world.keys[sel - 1] : NULL;
     struct shca_send_wqe w = {
         .wr_id = cpu_to_le64(*pi),
         .opcode = d[0] % (SHCA_WR_ATOMIC_WRITE + 1),
-        .flags = SHCA_WQE_SIGNALED | (d[1] & SHCA_WQE_FENCE),
+        .flags = SHCA_WQE_SIGNALED | (flags & RP_FENCE),
         .num_sge = 1,
-        .remote_addr = cpu_to_le64(0x10000),
-        .rkey = cpu_to_le32(0x1234),
+        .imm = cpu_to_le32(k ? k->key : 0),     /* LOCAL_INV, SEND_INV */
+        .remote_addr = cpu_to_le64(k ? k->va : 0x10000),
+        .rkey = cpu_to_le32(k ? k->key : 0x1234),
         .compare_add = cpu_to_le64(1),
         .feth = SHCA_FLUSH_GLOBAL,
     };
@@ -391,7 +696,13 @@ static void rx_post(const uint8_t *d)
         .lkey = cpu_to_le32(l->key),
     };
 
-    loop_write_send(r, l, *pi, &w, &sge, sizeof(sge));
+    if (flags & RP_MCAST) {
+        rx_post_mcast(r, w.opcode, flags, k);
+        return;
+    }
+    if (!k || !rx_post_mem(l, *pi, w.opcode, flags, sel - 1)) {
+        loop_write_send(r, l, *pi, &w, &sge, sizeof(sge));
+    }
     (*pi)++;
     rdma_db(r, 0, SHCA_DB_SQ, (uint32_t)*pi << 16 | l->qpn);
 }
@@ -471,9 +782,9 @@ static void seed_roce(GByteArray *b, uint8_t opcode, uint8_t target,
     }
 }
 
-static void seed_post(GByteArray *b, uint8_t wr_opcode, bool uc)
+static void seed_post(GByteArray *b, uint8_t wr_opcode, uint8_t flags)
 {
-    uint8_t h[3] = { RX_POST, wr_opcode, uc };
+    uint8_t h[3] = { RX_POST, wr_opcode, flags };
 
     g_byte_array_append(b, h, sizeof(h));
 }
@@ -483,6 +794,120 @@ static void seed_clock(GByteArray *b, uint8_t ms)
     uint8_t h[2] = { RX_CLOCK, ms };
 
     g_byte_array_append(b, h, sizeof(h));
+}
+
+/* RK_* aimed at key RX_KEY_* */
+#define SEED_KEY(keys, which) ((keys) | (which) << RK_KEY_SHIFT)
+/* RX_POST flags with key RX_KEY_* */
+#define SEED_POST_KEY(flags, which) ((flags) | ((which) + 1) << RP_KEY_SHIFT)
+
+/* Seeds for the XRC, SRQ, window, fast-registration, multicast and loop QPs */
+static void rx_write_world_seeds(const char *dir)
+{
+    static const struct {
+        const char *name;
+        uint8_t opcode, target, keys;
+        uint16_t payload;
+    } requests[] = {
+        { "xrc-send-only", SOFTHCA_TRANSPORT_XRC | SOFTHCA_OP_SEND_ONLY,
+          RT_XRC, 0, 64 },
+        { "xrc-send-only-imm", SOFTHCA_TRANSPORT_XRC |
+          SOFTHCA_OP_SEND_ONLY_IMM, RT_XRC, 0, 32 },
+        { "xrc-write-only", SOFTHCA_TRANSPORT_XRC | SOFTHCA_OP_RDMA_WRITE_ONLY,
+          RT_XRC, RK_RETH, 64 },
+        { "xrc-read", SOFTHCA_TRANSPORT_XRC | SOFTHCA_OP_RDMA_READ_REQUEST,
+          RT_XRC, RK_RETH, 0 },
+        { "xrc-fetch-add", SOFTHCA_OP_FETCH_ADD, RT_XRC, RK_ATOMIC, 0 },
+        { "srq-send-only", SOFTHCA_OP_SEND_ONLY, RT_SRQ_RC, 0, 64 },
+        { "mw1-write", SOFTHCA_OP_RDMA_WRITE_ONLY, RT_RC,
+          SEED_KEY(RK_RETH, RX_KEY_MW1), 64 },
+        { "mw1-read", SOFTHCA_OP_RDMA_READ_REQUEST, RT_RC,
+          SEED_KEY(RK_RETH, RX_KEY_MW1), 0 },
+        { "mw1-cmp-swap", SOFTHCA_OP_COMPARE_SWAP, RT_RC,
+          SEED_KEY(RK_ATOMIC, RX_KEY_MW1), 0 },
+        { "mw2-write", SOFTHCA_OP_RDMA_WRITE_ONLY, RT_RC,
+          SEED_KEY(RK_RETH, RX_KEY_MW2), 64 },
+        { "mw2-write-other-qp", SOFTHCA_OP_RDMA_WRITE_ONLY, RT_SRQ_RC,
+          SEED_KEY(RK_RETH, RX_KEY_MW2), 64 },
+        { "mw2-send-inv", SOFTHCA_OP_SEND_ONLY_INV, RT_RC,
+          SEED_KEY(RK_IETH, RX_KEY_MW2), 16 },
+        { "mw1-send-inv", SOFTHCA_OP_SEND_ONLY_INV, RT_RC,
+          SEED_KEY(RK_IETH, RX_KEY_MW1), 16 },
+        { "fr-write", SOFTHCA_OP_RDMA_WRITE_ONLY, RT_RC,
+          SEED_KEY(RK_RETH, RX_KEY_FR), 64 },
+        { "fr-read", SOFTHCA_OP_RDMA_READ_REQUEST, RT_RC,
+          SEED_KEY(RK_RETH, RX_KEY_FR), 0 },
+        { "fr-send-inv", SOFTHCA_OP_SEND_ONLY_INV, RT_RC,
+          SEED_KEY(RK_IETH, RX_KEY_FR), 16 },
+        { "mcast-send", SOFTHCA_TRANSPORT_UD | SOFTHCA_OP_SEND_ONLY,
+          RT_MCAST, RK_QKEY | RK_SRC, 64 },
+        { "mcast-send-imm", SOFTHCA_TRANSPORT_UD | SOFTHCA_OP_SEND_ONLY_IMM,
+          RT_MCAST, RK_QKEY | RK_SRC, 32 },
+        { "mcast-ud-send", SOFTHCA_TRANSPORT_UD | SOFTHCA_OP_SEND_ONLY,
+          RT_MCAST_UD, RK_QKEY | RK_SRC, 64 },
+        { "loop-send-from-peer", SOFTHCA_OP_SEND_ONLY, RT_LOOP, 0, 64 },
+    };
+    static const struct {
+        const char *name;
+        uint8_t opcode, flags;
+    } posts[] = {
+        { "loop-send", SHCA_WR_SEND, RP_LOOP },
+        { "loop-write", SHCA_WR_RDMA_WRITE,
+          SEED_POST_KEY(RP_LOOP, RX_KEY_MR) },
+        { "loop-write-imm", SHCA_WR_RDMA_WRITE_IMM,
+          SEED_POST_KEY(RP_LOOP, RX_KEY_MW1) },
+        { "loop-read", SHCA_WR_RDMA_READ, SEED_POST_KEY(RP_LOOP, RX_KEY_MR) },
+        { "loop-fetch-add", SHCA_WR_ATOMIC_FETCH_ADD,
+          SEED_POST_KEY(RP_LOOP, RX_KEY_MR) },
+        { "loop-send-inv", SHCA_WR_SEND_INV,
+          SEED_POST_KEY(RP_LOOP, RX_KEY_FR) },
+        { "loop-bad-key", SHCA_WR_RDMA_WRITE, RP_LOOP },
+        { "post-bind-mw1", SHCA_WR_BIND_MW, SEED_POST_KEY(0, RX_KEY_MW1) },
+        { "post-bind-mw2", SHCA_WR_BIND_MW, SEED_POST_KEY(0, RX_KEY_MW2) },
+        { "post-local-inv-mw2", SHCA_WR_LOCAL_INV,
+          SEED_POST_KEY(0, RX_KEY_MW2) },
+        { "post-reg-mr", SHCA_WR_REG_MR, SEED_POST_KEY(0, RX_KEY_FR) },
+        { "mcast-post", SHCA_WR_SEND, RP_MCAST },
+    };
+    GByteArray *b;
+
+    for (size_t i = 0; i < ARRAY_SIZE(requests); i++) {
+        b = g_byte_array_new();
+        seed_roce(b, requests[i].opcode, requests[i].target, 0,
+                  requests[i].keys, requests[i].payload, 0);
+        seed_roce(b, requests[i].opcode, requests[i].target, 1,
+                  requests[i].keys, requests[i].payload, 0);
+        softhca_fuzz_write_seed(dir, requests[i].name, b);
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(posts); i++) {
+        b = g_byte_array_new();
+        seed_post(b, posts[i].opcode, posts[i].flags);
+        seed_post(b, posts[i].opcode, posts[i].flags);
+        seed_clock(b, 10);
+        softhca_fuzz_write_seed(dir, posts[i].name, b);
+    }
+
+    /* a message of three packets into the XRC SRQ */
+    b = g_byte_array_new();
+    seed_roce(b, SOFTHCA_OP_SEND_FIRST, RT_XRC, 0, 0, 1024, 0);
+    seed_roce(b, SOFTHCA_OP_SEND_MIDDLE, RT_XRC, 1, 0, 1024, 0);
+    seed_roce(b, SOFTHCA_OP_SEND_LAST, RT_XRC, 2, 0, 100, 0);
+    softhca_fuzz_write_seed(dir, "xrc-send-multi", b);
+
+    /* the SRQ below its limit, then empty: RNR */
+    b = g_byte_array_new();
+    for (uint32_t psn = 0; psn < RX_SRQ_LIMIT + 3; psn++) {
+        seed_roce(b, SOFTHCA_OP_SEND_ONLY, RT_SRQ_RC, psn, 0, 64, 0);
+    }
+    softhca_fuzz_write_seed(dir, "srq-limit", b);
+
+    /* the fast-registration MR invalidated, registered anew, written */
+    b = g_byte_array_new();
+    seed_post(b, SHCA_WR_LOCAL_INV, SEED_POST_KEY(0, RX_KEY_FR));
+    seed_post(b, SHCA_WR_REG_MR, SEED_POST_KEY(0, RX_KEY_FR));
+    seed_roce(b, SOFTHCA_OP_RDMA_WRITE_ONLY, RT_RC, 0,
+              SEED_KEY(RK_RETH, RX_KEY_FR), 64, 0);
+    softhca_fuzz_write_seed(dir, "fr-reregister", b);
 }
 
 static void rx_write_seeds(const char *dir)
@@ -536,13 +961,13 @@ static void rx_write_seeds(const char *dir)
 
     /* responses to what the device sent */
     b = g_byte_array_new();
-    seed_post(b, SHCA_WR_SEND, false);
+    seed_post(b, SHCA_WR_SEND, 0);
     seed_roce(b, SOFTHCA_OP_ACKNOWLEDGE, 0, 0, 0, 0, 0);
     softhca_fuzz_write_seed(dir, "rc-ack", b);
 
     b = g_byte_array_new();
-    seed_post(b, SHCA_WR_SEND, false);
-    seed_post(b, SHCA_WR_SEND, false);
+    seed_post(b, SHCA_WR_SEND, 0);
+    seed_post(b, SHCA_WR_SEND, 0);
     seed_roce(b, SOFTHCA_OP_ACKNOWLEDGE, 0, 0, 0, 0, 0x60);  /* PSN seq */
     seed_roce(b, SOFTHCA_OP_ACKNOWLEDGE, 0, 1, 0, 0, 0x2e);  /* RNR */
     seed_clock(b, 100);
@@ -550,17 +975,17 @@ static void rx_write_seeds(const char *dir)
     softhca_fuzz_write_seed(dir, "rc-nak", b);
 
     b = g_byte_array_new();
-    seed_post(b, SHCA_WR_RDMA_READ, false);
+    seed_post(b, SHCA_WR_RDMA_READ, 0);
     seed_roce(b, SOFTHCA_OP_READ_RESPONSE_ONLY, 0, 0, 0, 256, 0);
     softhca_fuzz_write_seed(dir, "rc-read-response", b);
 
     b = g_byte_array_new();
-    seed_post(b, SHCA_WR_ATOMIC_FETCH_ADD, false);
+    seed_post(b, SHCA_WR_ATOMIC_FETCH_ADD, 0);
     seed_roce(b, SOFTHCA_OP_ATOMIC_ACKNOWLEDGE, 0, 0, 0, 0, 0);
     softhca_fuzz_write_seed(dir, "rc-atomic-ack", b);
 
     b = g_byte_array_new();
-    seed_post(b, SHCA_WR_RDMA_WRITE, false);
+    seed_post(b, SHCA_WR_RDMA_WRITE, 0);
     seed_clock(b, 255);
     seed_clock(b, 255);
     softhca_fuzz_write_seed(dir, "rc-retransmit", b);
@@ -580,6 +1005,8 @@ static void rx_write_seeds(const char *dir)
     b = g_byte_array_new();
     seed_roce(b, SOFTHCA_OP_SEND_ONLY, 0x80, 0, 0, 64, 0);
     softhca_fuzz_write_seed(dir, "rc-stranger", b);
+
+    rx_write_world_seeds(dir);
 }
 
 static void rx_pre_fuzz(QTestState *s)
