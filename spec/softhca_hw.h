@@ -467,8 +467,7 @@ struct shca_aq_query_stats {
 enum shca_stat {
 	SHCA_STAT_TX_PACKETS,
 	SHCA_STAT_RX_PACKETS,
-	SHCA_STAT_RX_DROPPED,		/* malformed, bad ICRC, unknown QP,
-					 * datagram too long for its WQE */
+	SHCA_STAT_RX_DROPPED,		/* bad frame or QP, UD too long */
 	SHCA_STAT_RETRANSMITS,
 	SHCA_STAT_TIMEOUTS,
 	SHCA_STAT_NAKS_SENT,
