@@ -422,16 +422,10 @@ static void ad_write_seeds(const char *dir)
     ad_write_object_seeds(dir);
 }
 
+/* The seeds name the world's handles and addresses. */
 static void ad_pre_fuzz(QTestState *s)
 {
-    const char *dir = getenv("SOFTHCA_FUZZ_SEEDS");
-
-    if (dir) {
-        /* the seeds name the world's handles and addresses */
-        ad_world_build(s);
-        ad_write_seeds(dir);
-        _exit(0);   /* not exit(): libFuzzer takes that for a crash */
-    }
+    softhca_fuzz_seeds(s, ad_world_build, ad_write_seeds);
 }
 
 static GString *ad_cmdline(FuzzTarget *t)

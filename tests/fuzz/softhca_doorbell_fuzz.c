@@ -222,16 +222,10 @@ static void df_write_seeds(const char *dir)
     softhca_fuzz_write_seed(dir, "queue-overflow", b);
 }
 
+/* The seeds name the world's QPs and CQs. */
 static void df_pre_fuzz(QTestState *s)
 {
-    const char *dir = getenv("SOFTHCA_FUZZ_SEEDS");
-
-    if (dir) {
-        /* the seeds name the world's QPs and CQs */
-        df_world_build(s);
-        df_write_seeds(dir);
-        _exit(0);   /* not exit(): libFuzzer takes that for a crash */
-    }
+    softhca_fuzz_seeds(s, df_world_build, df_write_seeds);
 }
 
 static GString *df_cmdline(FuzzTarget *t)

@@ -82,4 +82,24 @@ static inline void softhca_fuzz_mcast(Rdma *r, uint32_t qpn, uint32_t ip)
     g_assert_cmpuint(hca_cmd(&r->h, &cmd, NULL), ==, SHCA_AQ_OK);
 }
 
+/*
+ * The pre_fuzz of a harness: with SOFTHCA_FUZZ_SEEDS set to a folder,
+ * build the world its seeds name (build, if any), write the seeds there
+ * and exit; _exit(), since libFuzzer takes exit() for a crash.
+ */
+static inline void softhca_fuzz_seeds(QTestState *s,
+                                      void (*build)(QTestState *s),
+                                      void (*write_seeds)(const char *dir))
+{
+    const char *dir = getenv("SOFTHCA_FUZZ_SEEDS");
+
+    if (dir) {
+        if (build) {
+            build(s);
+        }
+        write_seeds(dir);
+        _exit(0);
+    }
+}
+
 #endif

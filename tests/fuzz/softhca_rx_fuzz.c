@@ -1011,12 +1011,7 @@ static void rx_write_seeds(const char *dir)
 
 static void rx_pre_fuzz(QTestState *s)
 {
-    const char *dir = getenv("SOFTHCA_FUZZ_SEEDS");
-
-    if (dir) {
-        rx_write_seeds(dir);
-        _exit(0);   /* not exit(): libFuzzer takes that for a crash */
-    }
+    softhca_fuzz_seeds(s, NULL, rx_write_seeds);
 }
 
 static GString *rx_cmdline(FuzzTarget *t)

@@ -78,7 +78,7 @@ static gint64 admin_batch(Rdma *r, struct shca_aq_entry *cmds, unsigned n,
     return t;
 }
 
-/* A CQ of 2^log CQEs in a fresh, contiguous buffer. */
+/* A fresh, zeroed, contiguous buffer of len bytes, described DIRECT. */
 static void big_buf(Rdma *r, struct shca_buf_desc *d, uint64_t *addr,
                     uint64_t len)
 {
