@@ -250,18 +250,26 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
     return true;
 }
 
-static void softhca_req_work(SofthcaState *s, SofthcaQp *qp, uint32_t budget,
+static void softhca_req_work(SofthcaState *s, SofthcaQp *qp, uint32_t pkts,
                              bool doorbell);
 
-/* At most SOFTHCA_REQ_BURST packets now; req_bh sends the rest. */
+/* What the callback's work budget allows now; req_bh sends the rest. */
 void softhca_req_run(SofthcaState *s, SofthcaQp *qp)
 {
-    softhca_req_work(s, qp, SOFTHCA_REQ_BURST, false);
+    softhca_req_work(s, qp, UINT32_MAX, false);
 }
 
-void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget)
+void softhca_req_run_doorbell(SofthcaState *s, SofthcaQp *qp, uint32_t pkts)
 {
-    softhca_req_work(s, qp, budget, true);
+    softhca_req_work(s, qp, pkts, true);
+}
+
+/* The work of sending a packet of op: its payload, at most the MTU. */
+static uint32_t softhca_req_pkt_work(SofthcaQp *qp, const SofthcaSendOp *op)
+{
+    uint64_t payload = op->wqe.opcode == SHCA_WR_RDMA_READ ? 0 : op->len;
+
+    return SOFTHCA_WORK_FRAME(MIN(payload, softhca_tp_mtu(qp)));
 }
 
 /*
@@ -288,8 +296,11 @@ static void softhca_req_polling(SofthcaState *s, SofthcaQp *qp,
     }
 }
 
-/* doorbell: called by softhca_tp_sq_kick, on the vCPU that rang it. */
-static void softhca_req_work(SofthcaState *s, SofthcaQp *qp, uint32_t budget,
+/*
+ * Send packets while the callback's work budget lasts, and at most pkts.
+ * doorbell: called by softhca_tp_sq_kick, on the vCPU that rang it.
+ */
+static void softhca_req_work(SofthcaState *s, SofthcaQp *qp, uint32_t pkts,
                              bool doorbell)
 {
     SofthcaQpTransport *tp = &qp->tp;
@@ -327,7 +338,8 @@ static void softhca_req_work(SofthcaState *s, SofthcaQp *qp, uint32_t budget,
             tp->send_pkt != op->resp_pkts) {
             break;      /* the next chunk waits for the responses */
         }
-        if (!budget--) {
+        if (!pkts-- ||
+            !softhca_work_spend(s, softhca_req_pkt_work(qp, op))) {
             tp->req_pending = true;
             qemu_bh_schedule(tp->req_bh);
             break;
@@ -432,6 +444,8 @@ void softhca_req_bh(void *opaque)
     qp->tp.req_pending = false;
     if (qp->state == SHCA_QPS_ERR) {
         softhca_tp_flush(s, qp);
+    } else if (softhca_qp_is_ud(qp)) {
+        softhca_ud_send_run(s, qp);
     } else {
         softhca_req_run(s, qp);
     }

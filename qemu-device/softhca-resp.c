@@ -307,36 +307,31 @@ static bool softhca_resp_read_next(SofthcaState *s, SofthcaQp *qp,
 }
 
 /*
- * Send the pending responses in order, at most SOFTHCA_RESP_BURST now;
- * the bottom half sends the rest.  An ACK held back behind them follows.
+ * Send the pending responses in order while the callback's work budget
+ * lasts; the bottom half sends the rest.  An ACK held back behind them
+ * follows.
  */
 static void softhca_resp_pump(SofthcaState *s, SofthcaQp *qp)
 {
     SofthcaQpTransport *tp = &qp->tp;
-    uint32_t budget = SOFTHCA_RESP_BURST;
+    uint32_t mtu = softhca_tp_mtu(qp);
     SofthcaRdAtomic *rd;
 
     while ((rd = softhca_resp_rd_pending(qp))) {
-        uint32_t npkts = softhca_msg_pkts(rd->len, softhca_tp_mtu(qp));
+        uint32_t npkts = softhca_msg_pkts(rd->len, mtu);
 
-        if (!budget) {
+        if (!softhca_work_spend(s, SOFTHCA_WORK_FRAME(rd->atomic ? 8 :
+                                                      MIN(rd->len, mtu)))) {
             qemu_bh_schedule(tp->resp_bh);
             return;
         }
         if (rd->atomic) {
             softhca_resp_atomic_ack(s, qp, rd->first_psn, rd->orig);
             rd->pending = false;
-            budget--;
-            continue;
-        }
-        while (budget && rd->sent < npkts &&
-               softhca_resp_read_next(s, qp, rd, npkts)) {
-            budget--;
-        }
-        if (budget) {
+        } else if (rd->sent >= npkts ||
+                   !softhca_resp_read_next(s, qp, rd, npkts) ||
+                   rd->sent >= npkts) {
             rd->pending = false;        /* all sent, or memory went bad */
-        } else if (rd->sent >= npkts) {
-            rd->pending = false;
         }
     }
     if (tp->ack_defer) {

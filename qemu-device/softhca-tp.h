@@ -22,13 +22,6 @@
 #define SOFTHCA_REQ_WINDOW      128
 #define SOFTHCA_REQ_OPS_MAX     (2 * SOFTHCA_REQ_WINDOW)
 
-/*
- * Responses the responder sends in one go at most: the rest of a long
- * READ follows from a bottom half, so that the main loop runs between.
- */
-#define SOFTHCA_RESP_BURST      SOFTHCA_REQ_WINDOW
-/* The packets a requester sends in one callback before it yields. */
-#define SOFTHCA_REQ_BURST       SOFTHCA_REQ_WINDOW
 
 /*
  * The requester asks for a long READ in requests of at most this many
@@ -117,8 +110,8 @@ SofthcaSendOp *softhca_tp_ops(SofthcaQp *qp);
 /* softhca-req.c */
 SofthcaSendOp *softhca_req_op(SofthcaQp *qp, uint16_t index);
 void softhca_req_run(SofthcaState *s, SofthcaQp *qp);
-/* From an SQ doorbell: at most budget packets now, the rest from req_bh. */
-void softhca_req_run_budget(SofthcaState *s, SofthcaQp *qp, uint32_t budget);
+/* From an SQ doorbell: at most pkts packets now, the rest from req_bh. */
+void softhca_req_run_doorbell(SofthcaState *s, SofthcaQp *qp, uint32_t pkts);
 /* The requester's bottom half: softhca_req_run after an SQ doorbell. */
 void softhca_req_bh(void *opaque);
 /* Send again from psn, which lies in a started WQE. */

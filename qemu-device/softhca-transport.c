@@ -337,7 +337,7 @@ void softhca_tp_sq_kick(SofthcaState *s, SofthcaQp *qp)
     } else {
         bool idle = qp->tp.una_psn == qp->tp.sq_psn;
 
-        softhca_req_run_budget(s, qp, idle ? SOFTHCA_DOORBELL_PKTS : 0);
+        softhca_req_run_doorbell(s, qp, idle ? SOFTHCA_DOORBELL_PKTS : 0);
     }
 }
 

@@ -103,17 +103,27 @@ static uint8_t softhca_ud_send_one(SofthcaState *s, SofthcaQp *qp,
 }
 
 /*
- * Send the WQEs posted to the SQ of a UD or GSI QP in RTS.  Each completes
- * once its packet has left (no ACKs); a bad one moves the QP to ERR, which
- * flushes those behind it.
+ * Send the WQEs posted to the SQ of a UD or GSI QP in RTS while the
+ * callback's work budget has room for a datagram of the port's MTU;
+ * req_bh sends the rest.  Each completes once its packet has left (no
+ * ACKs); a bad one moves the QP to ERR, which flushes those behind it.
  */
 void softhca_ud_send_run(SofthcaState *s, SofthcaQp *qp)
 {
+    uint32_t mtu = softhca_port_mtu(s);
+
     while (qp->state == SHCA_QPS_RTS && qp->sq.ci != qp->sq.pi) {
         struct shca_send_wqe w = { 0 };
         uint16_t index = qp->sq.ci;
         uint64_t len;
-        uint8_t status = softhca_ud_send_one(s, qp, &w, &len);
+        uint8_t status;
+
+        if (!softhca_work_fits(s, SOFTHCA_WORK_FRAME(mtu))) {
+            qemu_bh_schedule(qp->tp.req_bh);
+            return;
+        }
+        status = softhca_ud_send_one(s, qp, &w, &len);
+        softhca_work_spend(s, SOFTHCA_WORK_FRAME(MIN(len, mtu)));
 
         trace_softhca_tp_wqe(qp->qpn, index, w.opcode, len,
                              qp->tp.sq_psn, 1, status);

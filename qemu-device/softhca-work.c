@@ -41,9 +41,14 @@ void softhca_work_end(SofthcaState *s)
  * The first step of a callback always fits, so that work goes on however
  * costly a step is; every step costs less than the budget.
  */
+bool softhca_work_fits(const SofthcaState *s, uint32_t units)
+{
+    return !s->work_used || s->work_used + units <= SOFTHCA_WORK_BUDGET;
+}
+
 bool softhca_work_spend(SofthcaState *s, uint32_t units)
 {
-    if (s->work_used && s->work_used + units > SOFTHCA_WORK_BUDGET) {
+    if (!softhca_work_fits(s, units)) {
         return false;
     }
     s->work_used += units;

@@ -260,6 +260,8 @@ void softhca_work_begin(SofthcaState *s);
 void softhca_work_end(SofthcaState *s);
 /* Spend units of this callback's budget; false if they do not fit. */
 bool softhca_work_spend(SofthcaState *s, uint32_t units);
+/* Whether units would fit: for a step whose cost is known only after it. */
+bool softhca_work_fits(const SofthcaState *s, uint32_t units);
 /*
  * softhca_work_begin() for a bottom half; false while the VM is stopped:
  * the BH then does nothing, and runs again when the VM does (spec §19).

@@ -331,6 +331,155 @@ static void test_budget_nic_tx(void)
     wire_close(&w);
 }
 
+/* --- Packets are work: the requester and the responder ------------------ */
+
+#define PKT_MSG_LEN     (1u << 20)      /* 256 packets at a 4096-byte MTU */
+#define PKT_WORK_4K     (64 + 4096 / 8) /* one of them, spec §19.3 */
+
+/*
+ * The peer on a wire, and an RC QP of the device connected to it at a
+ * 4096-byte path MTU, with remote read rights.
+ */
+static void pkt_start(Wire *w, Rdma *r, Loop *l)
+{
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_RTR);
+
+    wire_open(w);
+    rdma_start_with(r, w->netdev);
+    loop_start(r, l, SHCA_QPT_RC, 7);
+    l->access = SHCA_ACCESS_REMOTE_READ | SHCA_ACCESS_REMOTE_WRITE;
+    loop_connect(r, l, true);
+    a.path_mtu = 5;
+    a.access = cpu_to_le32(l->access);
+    g_assert_cmpuint(rdma_modify(r, l->qpn, RC_RTR_MASK, &a), ==, SHCA_AQ_OK);
+    a.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(r, l->qpn, RC_RTS_MASK, &a), ==, SHCA_AQ_OK);
+}
+
+/*
+ * The frames the device sent the peer until none came for 200 ms; then
+ * x-work-max must show that packets were charged (16 of them at least:
+ * the bottom half sends as many as fit) and stayed within the budget.
+ */
+static void pkt_check(Rdma *r, Wire *w, const char *what, unsigned expect)
+{
+    uint32_t psn;
+    uint64_t max;
+    unsigned n = peer_requests(r, w, 200, &psn);
+
+    max = work_max(r);
+    g_test_message("%s: %u frames; most work in one callback %" PRIu64
+                   " of %u units", what, n, max, WORK_BUDGET);
+    g_assert_cmpuint(n, ==, expect);
+    g_assert_cmpuint(max, >=, 16 * PKT_WORK_4K);
+    g_assert_cmpuint(max, <=, WORK_BUDGET);
+}
+
+/*
+ * One RDMA WRITE of 1 MiB: the requester sends its window, 128 packets of
+ * 4 KiB, from one SQ doorbell; packets are charged to the bottom half's
+ * budget, not counted.
+ */
+static void test_budget_requester_packets(void)
+{
+    uint64_t src;
+    Wire w;
+    Rdma r;
+    Loop l;
+
+    pkt_start(&w, &r, &l);
+    src = guest_alloc(&r.h.alloc, PKT_MSG_LEN);
+    loop_post_op(&r, &l, 0, SHCA_WR_RDMA_WRITE, 0x1234, 0x10000, src,
+                 PKT_MSG_LEN);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1u << 16 | l.qpn);
+    pkt_check(&r, &w, "WRITE of 1 MiB, one window", 128);
+    hca_stop(&r.h);
+    wire_close(&w);
+}
+
+/* One READ request of 1 MiB from the peer: 256 responses of 4 KiB. */
+static void test_budget_responder_packets(void)
+{
+    struct shca_buf_desc pages;
+    uint8_t f[128];
+    uint8_t *b = f + ROCE_OFF;
+    uint64_t buf;
+    uint32_t key;
+    Wire w;
+    Rdma r;
+    Loop l;
+
+    pkt_start(&w, &r, &l);
+    big_buf(&r, &pages, &buf, PKT_MSG_LEN);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_LOCAL_WRITE |
+                                 SHCA_ACCESS_REMOTE_READ, 0x40000000,
+                                 PKT_MSG_LEN, 0, &pages, &key), ==,
+                     SHCA_AQ_OK);
+    peer_bth(b, 0x0c, l.qpn, 0xabcdef, true);      /* RC RDMA READ request */
+    stq_be_p(b + 12, 0x40000000);
+    stl_be_p(b + 20, key);
+    stl_be_p(b + 24, PKT_MSG_LEN);
+    wire_send(&w, f, peer_frame(f, l.mac, 28));
+    pkt_check(&r, &w, "READ of 1 MiB, its responses", PKT_MSG_LEN / 4096);
+    hca_stop(&r.h);
+    wire_close(&w);
+}
+
+/*
+ * One SQ doorbell of 1000 UD sends of 16 bytes to the peer: the datagrams
+ * are charged too, and those past the budget go from the bottom half.
+ */
+static void test_budget_ud_packets(void)
+{
+    const unsigned n = 1000, log = 10;
+    const size_t slot = 1u << UD_SQ_SHIFT;
+    g_autofree uint8_t *sq = g_malloc0(slot << log);
+    struct shca_send_wqe w = {
+        .opcode = SHCA_WR_SEND,
+        .num_sge = 1,
+        .remote_qkey = cpu_to_le32(UD_QKEY),
+        .remote_qpn = cpu_to_le32(0x123456),
+    };
+    struct shca_sge sge = { .length = cpu_to_le32(16) };
+    uint64_t stats[SHCA_STAT_COUNT];
+    struct shca_cqe cqe;
+    struct shca_av av;
+    uint64_t max;
+    Wire wire;
+    Rdma r;
+    Ud u;
+
+    wire_open(&wire);
+    rdma_start_with(&r, wire.netdev);
+    sge.lkey = cpu_to_le32(ud_phys_key(&r));
+    sge.addr = cpu_to_le64(guest_alloc(&r.h.alloc, 4096));
+    ud_start_sq(&r, &u, SHCA_QPT_UD, UD_QKEY, log);
+    av = ud_av(&r, 0x0a000002);
+    for (unsigned i = 0; i < n; i++) {
+        uint8_t *p = sq + i * slot;
+
+        w.wr_id = cpu_to_le64(i);
+        w.flags = i == n - 1 ? SHCA_WQE_SIGNALED : 0;
+        memcpy(p, &w, sizeof(w));
+        memcpy(p + sizeof(w), &av, sizeof(av));
+        memcpy(p + sizeof(w) + sizeof(av), &sge, sizeof(sge));
+    }
+    qtest_memwrite(r.h.qts, u.sq, sq, slot << log);
+    rdma_db(&r, 0, SHCA_DB_SQ, n << 16 | u.qpn);
+    cqe = loop_wait_cqe(&r, u.scqbuf, u.scq_n++);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, n - 1);
+    rdma_stats(&r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_TX_PACKETS], ==, n);
+    max = work_max(&r);
+    g_test_message("%u UD sends of 16 bytes: most work in one callback %"
+                   PRIu64 " of %u units", n, max, WORK_BUDGET);
+    g_assert_cmpuint(max, >=, 16 * PKT_WORK_4K);
+    g_assert_cmpuint(max, <=, WORK_BUDGET);
+    hca_stop(&r.h);
+    wire_close(&wire);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -339,6 +488,11 @@ int main(int argc, char **argv)
                    test_budget_flush_and_resize);
     qtest_add_func("/softhca/budget/list2-walks", test_budget_list2_walks);
     qtest_add_func("/softhca/budget/nic-tx", test_budget_nic_tx);
+    qtest_add_func("/softhca/budget/requester-packets",
+                   test_budget_requester_packets);
+    qtest_add_func("/softhca/budget/responder-packets",
+                   test_budget_responder_packets);
+    qtest_add_func("/softhca/budget/ud-packets", test_budget_ud_packets);
 
     return g_test_run();
 }
