@@ -25,7 +25,7 @@
 enum {
     AD_CMD,         /* a 64-byte command, posted and rung */
     AD_MEM,         /* le16 offset, length, bytes into the data area */
-    AD_REG,         /* le16 BAR0 offset, le32 value */
+    AD_REG,         /* le16 BAR0 offset (EQ doorbells too), le32 value */
     AD_DB,          /* le16 BAR2 offset (two pages), le32 value */
     AD_CLOCK,       /* n: the clock moves n + 1 ms */
     AD_KINDS
@@ -135,7 +135,8 @@ static void ad_fuzz(QTestState *s, const unsigned char *data, size_t size)
             break;
         case AD_REG:
             if (size >= 6) {
-                wr(h, lduw_le_p(data) & 0xffc, ldl_le_p(data + 2));
+                wr(h, lduw_le_p(data) & (SHCA_REGS_SIZE - 4),
+                   ldl_le_p(data + 2));
                 used = 6;
             }
             break;
@@ -181,6 +182,15 @@ static void seed_mem(GByteArray *b, uint16_t off, const void *p, uint8_t len)
     h[3] = len;
     g_byte_array_append(b, h, sizeof(h));
     g_byte_array_append(b, p, len);
+}
+
+static void seed_reg(GByteArray *b, uint16_t off, uint32_t val)
+{
+    uint8_t h[7] = { AD_REG };
+
+    stw_le_p(h + 1, off);
+    stl_le_p(h + 3, val);
+    g_byte_array_append(b, h, sizeof(h));
 }
 
 static struct shca_aq_entry seed_handle(uint8_t opcode, uint32_t handle)
@@ -322,6 +332,29 @@ static void ad_write_seeds(const char *dir)
     cmd = seed_handle(SHCA_AQ_DESTROY_QP, world.rc.qpn);
     seed_cmd(b, &cmd);
     softhca_fuzz_write_seed(dir, "qp-states", b);
+
+    /*
+     * EQ 0 armed, the QP drained (SQD) with an event asked for, drained
+     * again, back to RTS, RTS to RTS; EQ 0 armed again with the events
+     * unread, then EQ 1 with a bad consumer index
+     */
+    b = g_byte_array_new();
+    a = rc_attr(SHCA_QPS_INIT);
+    seed_modify(b, RC_INIT_MASK, &a, 0x8000);
+    a = rc_attr(SHCA_QPS_RTR);
+    seed_modify(b, RC_RTR_MASK, &a, 0x8040);
+    a = rc_attr(SHCA_QPS_RTS);
+    seed_modify(b, RC_RTS_MASK, &a, 0x8080);
+    seed_reg(b, SHCA_REG_EQ_DB(0), SHCA_EQ_DB_ARM);
+    a = rc_attr(SHCA_QPS_SQD);
+    seed_modify(b, SHCA_QP_ATTR_STATE | SHCA_QP_ATTR_SQD_NOTIFY, &a, 0x80c0);
+    seed_modify(b, SHCA_QP_ATTR_STATE, &a, 0x8100);
+    a = rc_attr(SHCA_QPS_RTS);
+    seed_modify(b, SHCA_QP_ATTR_STATE, &a, 0x8140);
+    seed_modify(b, SHCA_QP_ATTR_STATE, &a, 0x8180);
+    seed_reg(b, SHCA_REG_EQ_DB(0), SHCA_EQ_DB_ARM);
+    seed_reg(b, SHCA_REG_EQ_DB(1), SHCA_EQ_DB_ARM | 0xffff);
+    softhca_fuzz_write_seed(dir, "qp-sqd-eq", b);
 
     /* a new QP on the world's CQs, in the data area */
     b = g_byte_array_new();

@@ -3,7 +3,10 @@
  * queued on their pages' queues (x-doorbell-handoff=on queues every one),
  * admin commands and resets, interleaved as the input says, with the
  * device's bottom halves run only where it says so.  Each reset builds
- * the world again, so that new QPs take the numbers of the old.
+ * the world again, so that new QPs take the numbers of the old.  The QPs
+ * talk to themselves over a lossy port: the device drops, duplicates and
+ * reorders some of the frames it sends (fault-tx-*, spec §12), so that
+ * retransmissions, duplicates and held frames meet the resets too.
  *
  * An input is a list of records (the DF_* kinds below).
  *
@@ -15,6 +18,7 @@
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include "fuzz.h"
+#include "system/runstate.h"
 #include "../softhca-qtest.h"
 #include "softhca_fuzz.h"
 
@@ -24,6 +28,7 @@ enum {
     DF_RESET,       /* 0: RESET, 1: CTRL.EN cleared; then the world again */
     DF_SETTLE,      /* the bottom halves run; completions are taken */
     DF_CLOCK,       /* n: the clock moves n + 1 ms */
+    DF_STOP,        /* n: the VM stops, the clock moves n + 1 ms, it runs */
     DF_KINDS
 };
 
@@ -142,6 +147,13 @@ static void df_fuzz(QTestState *s, const unsigned char *data, size_t size)
                 used = 1;
             }
             break;
+        case DF_STOP:
+            used = MIN(size, 1);
+            vm_stop(RUN_STATE_PAUSED);
+            qtest_clock_step(s, ((used ? data[0] : 0) + 1) * 1000 * 1000);
+            flush_events(s);
+            vm_start();
+            break;
         }
         data += used;
         size -= used;
@@ -220,6 +232,18 @@ static void df_write_seeds(const char *dir)
     }
     seed_kind(b, DF_SETTLE, -1);
     softhca_fuzz_write_seed(dir, "queue-overflow", b);
+
+    /* doorbells queued while the VM is stopped, run when it runs again */
+    b = g_byte_array_new();
+    seed_db(b, SHCA_DB_SQ, 8 << 16 | rc);
+    seed_kind(b, DF_STOP, 5);
+    seed_db(b, SHCA_DB_SQ, 16 << 16 | rc);
+    seed_db(b, SHCA_DB_SQ, 8 << 16 | uc);
+    seed_kind(b, DF_STOP, 0);
+    seed_kind(b, DF_SETTLE, -1);
+    seed_kind(b, DF_CLOCK, 20);
+    seed_kind(b, DF_SETTLE, -1);
+    softhca_fuzz_write_seed(dir, "stopped", b);
 }
 
 /* The seeds name the world's QPs and CQs. */
@@ -232,7 +256,8 @@ static GString *df_cmdline(FuzzTarget *t)
 {
     return g_string_new(TARGET_NAME " -machine q35,accel=qtest -m 128 "
                         "-nodefaults -display none "
-                        "-device softhca,x-doorbell-handoff=on,netdev=n0 "
+                        "-device softhca,x-doorbell-handoff=on,netdev=n0,"
+                        "fault-tx-drop=30,fault-tx-dup=30,fault-tx-reorder=30 "
                         "-netdev user,id=n0");
 }
 

@@ -10,8 +10,10 @@
  * RoCEv2 frame from fields the fuzzer picks, so that the envelope and the
  * ICRC are right and the mutations reach the transport; others put raw
  * bytes on the wire, post a WQE so that responses have something to
- * answer, or move the clock so that timers fire.  With SOFTHCA_FUZZ_SEEDS
- * set to a folder, the harness writes its seed corpus there and exits.
+ * answer, send a frame from the NIC function, take the link down and up,
+ * stop the VM for a while, or move the clock so that timers fire.  With
+ * SOFTHCA_FUZZ_SEEDS set to a folder, the harness writes its seed corpus
+ * there and exits.
  *
  * Copyright (c) 2026 The softhca authors
  *
@@ -21,6 +23,10 @@
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include "fuzz.h"
+#include "net/net.h"
+#include "qapi/error.h"
+#include "qapi/qapi-commands-net.h"
+#include "system/runstate.h"
 #include "../softhca-qtest.h"
 #include "hw/softhca/softhca-wire.h"
 #include "softhca_fuzz.h"
@@ -28,8 +34,11 @@
 enum {
     RX_ROCE,        /* RX_ROCE_HDR bytes of fields, then the payload */
     RX_RAW,         /* flags, le16 length, the frame */
-    RX_POST,        /* WR opcode, flags (RP_*): a WQE on a world QP */
+    RX_POST,        /* WR opcode and RO_*, flags (RP_*): a WQE on a QP */
     RX_CLOCK,       /* n: the clock moves n + 1 ms */
+    RX_NIC_TX,      /* le16 descriptor length, the frame: a NIC TX frame */
+    RX_LINK,        /* the link goes down, then (bit 0 set) up again */
+    RX_STOP,        /* n: the VM stops, the clock moves n + 1 ms, it runs */
     RX_KINDS
 };
 
@@ -89,6 +98,13 @@ enum {
     RX_KEYS,            /* 4..7: the MR */
 };
 
+/* RX_POST's first byte: bits 4:0 the WR opcode, and these */
+enum {
+    RO_OPCODE_MASK = 0x1f,
+    RO_INLINE = 1 << 5,     /* 32 bytes inline instead of an SGE */
+    RO_LONG = 1 << 6,       /* 8192 bytes through the MR, past the MTU */
+};
+
 /* RX_POST flags */
 enum {
     RP_UC = 1 << 0,     /* on the UC QP (else the RC QP) */
@@ -113,10 +129,13 @@ enum {
 #define RX_PEER_IP      0x0a000002
 #define RX_STRANGER_IP  0x0a000063
 #define RX_PEER_MAC     "\x52\x54\x00\x12\x34\x99"
+#define RX_OWN_MAC      "\x52\x54\x00\x12\x34\x56"   /* QEMU's default */
 #define RX_MCAST_MAC    "\x01\x00\x5e\x00\x00\x05"
 #define RX_FR_IOVA      0x7654321000ull
 #define RX_FR_LEN       8192
 #define RX_SRQ_LIMIT    3       /* of SRQ_LOG's 8, with 4 posted */
+#define RX_LONG_LEN     8192    /* RO_LONG: eight packets at the path MTU */
+#define RX_INLINE_LEN   32
 
 typedef struct RxKey {
     uint32_t key;
@@ -666,9 +685,10 @@ static bool rx_post_mem(Loop *l, uint16_t i, uint8_t opcode, uint8_t flags,
 }
 
 /*
- * A signaled WQE of the fuzzer's opcode, 256 bytes each way: to the peer
- * (RC or UC QP) or to itself (the loop QP), through a key of nothing or
- * of the world (RP_KEY_*); or a SEND to the multicast group.
+ * A signaled WQE of the fuzzer's opcode, 256 bytes each way (RO_LONG:
+ * RX_LONG_LEN from the world's MR; RO_INLINE: RX_INLINE_LEN inline): to
+ * the peer (RC or UC QP) or to itself (the loop QP), through a key of
+ * nothing or of the world (RP_KEY_*); or a SEND to the multicast group.
  */
 static void rx_post(const uint8_t *d)
 {
@@ -678,33 +698,88 @@ static void rx_post(const uint8_t *d)
     Loop *l = q == 2 ? &world.loop : q ? &world.uc : &world.rc;
     uint16_t *pi = &world.sq_pi[q];
     const RxKey *k = sel && sel <= RX_KEYS ? &world.keys[sel - 1] : NULL;
+    uint8_t opcode = (d[0] & RO_OPCODE_MASK) % (SHCA_WR_ATOMIC_WRITE + 1);
+    bool atomic = opcode == SHCA_WR_ATOMIC_CMP_SWP ||
+                  opcode == SHCA_WR_ATOMIC_FETCH_ADD;
+    /* FLUSH and ATOMIC_WRITE carry no data: their SGE is the WQE's */
+    bool no_sge = opcode == SHCA_WR_FLUSH || opcode == SHCA_WR_ATOMIC_WRITE;
     struct shca_send_wqe w = {
         .wr_id = cpu_to_le64(*pi),
-        .opcode = d[0] % (SHCA_WR_ATOMIC_WRITE + 1),
+        .opcode = opcode,
         .flags = SHCA_WQE_SIGNALED | (flags & RP_FENCE),
-        .num_sge = 1,
+        .num_sge = !no_sge,
         .imm = cpu_to_le32(k ? k->key : 0),     /* LOCAL_INV, SEND_INV */
         .remote_addr = cpu_to_le64(k ? k->va : 0x10000),
         .rkey = cpu_to_le32(k ? k->key : 0x1234),
-        .compare_add = cpu_to_le64(1),
-        .feth = SHCA_FLUSH_GLOBAL,
+        .compare_add = cpu_to_le64(d[0] & RO_LONG ? RX_LONG_LEN : 1),
+        .feth = opcode == SHCA_WR_FLUSH ? SHCA_FLUSH_GLOBAL : 0,
     };
     struct shca_sge sge = {
         .addr = cpu_to_le64(l->rq + 1024),
-        .length = cpu_to_le32(w.opcode == SHCA_WR_ATOMIC_CMP_SWP ||
-                              w.opcode == SHCA_WR_ATOMIC_FETCH_ADD ? 8 : 256),
+        .length = cpu_to_le32(atomic ? 8 : 256),
         .lkey = cpu_to_le32(l->key),
     };
+    uint8_t data[RX_INLINE_LEN];
 
     if (flags & RP_MCAST) {
-        rx_post_mcast(r, w.opcode, flags, k);
+        rx_post_mcast(r, opcode, flags, k);
         return;
     }
-    if (!k || !rx_post_mem(l, *pi, w.opcode, flags, sel - 1)) {
+    if (d[0] & RO_LONG) {
+        sge.addr = cpu_to_le64(RX_MR_IOVA);
+        sge.length = cpu_to_le32(atomic ? 8 : RX_LONG_LEN);
+        sge.lkey = cpu_to_le32(world.mr_key);
+    }
+    if (k && rx_post_mem(l, *pi, opcode, flags, sel - 1)) {
+        /* a bind or a registration */
+    } else if (d[0] & RO_INLINE) {
+        w.flags |= SHCA_WQE_INLINE;
+        w.num_sge = 0;
+        w.inline_len = cpu_to_le32(sizeof(data));
+        memset(data, *pi, sizeof(data));
+        loop_write_send(r, l, *pi, &w, data, sizeof(data));
+    } else {
         loop_write_send(r, l, *pi, &w, &sge, sizeof(sge));
     }
     (*pi)++;
     rdma_db(r, 0, SHCA_DB_SQ, (uint32_t)*pi << 16 | l->qpn);
+}
+
+/*
+ * A frame from the NIC function, of the input's bytes and then zeros, its
+ * descriptor's length as the input says.
+ */
+static size_t rx_nic_tx(QTestState *s, const uint8_t *d, size_t n)
+{
+    static uint8_t frame[NIC_TX_BUF];
+    size_t len;
+
+    if (n < 2) {
+        return n;
+    }
+    len = MIN(MIN(lduw_le_p(d), n - 2), NIC_TX_BUF);
+    memset(frame, 0, sizeof(frame));
+    memcpy(frame, d + 2, len);
+    nic_send(&world.r.h, &world.nic, frame, lduw_le_p(d));
+    return 2 + len;
+}
+
+/* The link down, and up again if the input says so, as set_link does. */
+static void rx_link(uint8_t up)
+{
+    qmp_set_link("n0", false, &error_abort);
+    if (up & 1) {
+        qmp_set_link("n0", true, &error_abort);
+    }
+}
+
+/* The VM stopped while the clock moves, as for a migration or a pause. */
+static void rx_stop(QTestState *s, uint8_t ms)
+{
+    vm_stop(RUN_STATE_PAUSED);
+    qtest_clock_step(s, (ms + 1) * 1000 * 1000);
+    flush_events(s);
+    vm_start();
 }
 
 static void rx_fuzz(QTestState *s, const unsigned char *data, size_t size)
@@ -743,12 +818,25 @@ static void rx_fuzz(QTestState *s, const unsigned char *data, size_t size)
                 used = 1;
             }
             break;
+        case RX_NIC_TX:
+            used = rx_nic_tx(s, data, size);
+            break;
+        case RX_LINK:
+            used = MIN(size, 1);
+            rx_link(used ? data[0] : 1);
+            break;
+        case RX_STOP:
+            used = MIN(size, 1);
+            rx_stop(s, used ? data[0] : 0);
+            break;
         }
         flush_events(s);
         rx_wire_drain();
         data += used;
         size -= used;
     }
+    /* a reset leaves the link as it is: the next input finds it up */
+    qmp_set_link("n0", true, &error_abort);
     hca_detach(&world.r.h);
     fuzz_reset(s);
 }
@@ -794,6 +882,28 @@ static void seed_clock(GByteArray *b, uint8_t ms)
     uint8_t h[2] = { RX_CLOCK, ms };
 
     g_byte_array_append(b, h, sizeof(h));
+}
+
+static void seed_kind(GByteArray *b, uint8_t kind, uint8_t arg)
+{
+    uint8_t h[2] = { kind, arg };
+
+    g_byte_array_append(b, h, sizeof(h));
+}
+
+/* A NIC frame of len bytes (its descriptor saying desc_len) to mac */
+static void seed_nic_tx(GByteArray *b, const char *mac, uint16_t len,
+                        uint16_t desc_len)
+{
+    uint8_t h[3] = { RX_NIC_TX };
+    uint8_t frame[128] = { 0 };
+
+    stw_le_p(h + 1, desc_len);
+    memcpy(frame, mac, 6);
+    memcpy(frame + 6, RX_PEER_MAC, 6);
+    stw_be_p(frame + 12, 0x88b5);       /* local experimental EtherType */
+    g_byte_array_append(b, h, sizeof(h));
+    g_byte_array_append(b, frame, MIN(len, sizeof(frame)));
 }
 
 /* RK_* aimed at key RX_KEY_* */
@@ -910,6 +1020,96 @@ static void rx_write_world_seeds(const char *dir)
     softhca_fuzz_write_seed(dir, "fr-reregister", b);
 }
 
+/*
+ * Seeds for the requester's rarer paths (long and inline WQEs, FLUSH,
+ * atomic write, responses with gaps, each NAK), the NIC function, the
+ * link and a stopped VM.
+ */
+static void rx_write_engine_seeds(const char *dir)
+{
+    static const struct {
+        const char *name;
+        uint8_t opcode, flags;
+    } posts[] = {
+        { "rc-flush-post", SHCA_WR_FLUSH, SEED_POST_KEY(0, RX_KEY_MR) },
+        { "rc-atomic-write-post", SHCA_WR_ATOMIC_WRITE,
+          SEED_POST_KEY(0, RX_KEY_MR) },
+        { "rc-inline-send", SHCA_WR_SEND | RO_INLINE, 0 },
+        { "uc-inline-write", SHCA_WR_RDMA_WRITE | RO_INLINE, RP_UC },
+        { "loop-inline-send", SHCA_WR_SEND | RO_INLINE, RP_LOOP },
+        { "loop-long-read", SHCA_WR_RDMA_READ | RO_LONG,
+          SEED_POST_KEY(RP_LOOP, RX_KEY_MR) },
+        { "loop-long-write", SHCA_WR_RDMA_WRITE | RO_LONG,
+          SEED_POST_KEY(RP_LOOP, RX_KEY_MR) },
+        { "loop-flush", SHCA_WR_FLUSH, SEED_POST_KEY(RP_LOOP, RX_KEY_MR) },
+        { "loop-atomic-write", SHCA_WR_ATOMIC_WRITE,
+          SEED_POST_KEY(RP_LOOP, RX_KEY_MR) },
+        { "rc-long-send", SHCA_WR_SEND | RO_LONG, 0 },
+    };
+    /* AETH syndromes: PSN sequence error, invalid request, access, op */
+    static const uint8_t naks[] = { 0x60, 0x61, 0x62, 0x63 };
+    GByteArray *b;
+
+    for (size_t i = 0; i < ARRAY_SIZE(posts); i++) {
+        b = g_byte_array_new();
+        seed_post(b, posts[i].opcode, posts[i].flags);
+        seed_roce(b, SOFTHCA_OP_ACKNOWLEDGE, 0, 0, 0, 0, 0);
+        seed_clock(b, 10);
+        softhca_fuzz_write_seed(dir, posts[i].name, b);
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(naks); i++) {
+        g_autofree char *name = g_strdup_printf("rc-nak-%02x", naks[i]);
+
+        b = g_byte_array_new();
+        seed_post(b, SHCA_WR_RDMA_WRITE, SEED_POST_KEY(0, RX_KEY_MR));
+        seed_post(b, SHCA_WR_SEND, 0);
+        seed_roce(b, SOFTHCA_OP_ACKNOWLEDGE, 0, 0, 0, 0, naks[i]);
+        softhca_fuzz_write_seed(dir, name, b);
+    }
+
+    /* a READ of eight responses: two, a gap, the rest */
+    b = g_byte_array_new();
+    seed_post(b, SHCA_WR_RDMA_READ | RO_LONG, SEED_POST_KEY(0, RX_KEY_MR));
+    seed_roce(b, SOFTHCA_OP_READ_RESPONSE_FIRST, 0, 0, 0, 1024, 0);
+    seed_roce(b, SOFTHCA_OP_READ_RESPONSE_MIDDLE, 0, 1, 0, 1024, 0);
+    seed_roce(b, SOFTHCA_OP_READ_RESPONSE_MIDDLE, 0, 3, 0, 1024, 0);
+    seed_roce(b, SOFTHCA_OP_READ_RESPONSE_MIDDLE, 0, 2, 0, 1024, 0);
+    seed_roce(b, SOFTHCA_OP_READ_RESPONSE_LAST, 0, 7, 0, 1024, 0);
+    softhca_fuzz_write_seed(dir, "rc-read-responses-gap", b);
+
+    /* an ACK past a READ whose responses got lost */
+    b = g_byte_array_new();
+    seed_post(b, SHCA_WR_RDMA_READ, SEED_POST_KEY(0, RX_KEY_MR));
+    seed_post(b, SHCA_WR_SEND, 0);
+    seed_roce(b, SOFTHCA_OP_ACKNOWLEDGE, 0, 1, 0, 0, 0);
+    seed_clock(b, 10);
+    softhca_fuzz_write_seed(dir, "rc-ack-past-read", b);
+
+    b = g_byte_array_new();
+    seed_nic_tx(b, RX_PEER_MAC, 64, 64);
+    seed_nic_tx(b, RX_OWN_MAC, 64, 64);      /* to itself */
+    seed_nic_tx(b, RX_PEER_MAC, 64, 8);         /* shorter than a header */
+    softhca_fuzz_write_seed(dir, "nic-tx", b);
+
+    b = g_byte_array_new();
+    seed_post(b, SHCA_WR_SEND, 0);
+    seed_kind(b, RX_LINK, 0);
+    seed_post(b, SHCA_WR_SEND, RP_LOOP);
+    seed_kind(b, RX_LINK, 1);
+    softhca_fuzz_write_seed(dir, "link-down-up", b);
+
+    /* a stopped VM with an RNR wait and a retransmission armed */
+    b = g_byte_array_new();
+    seed_post(b, SHCA_WR_SEND, 0);
+    seed_post(b, SHCA_WR_RDMA_WRITE, SEED_POST_KEY(RP_UC, RX_KEY_MR));
+    seed_roce(b, SOFTHCA_OP_ACKNOWLEDGE, 0, 0, 0, 0, 0x21);     /* RNR */
+    seed_kind(b, RX_STOP, 20);
+    seed_post(b, SHCA_WR_SEND, RP_LOOP);
+    seed_kind(b, RX_STOP, 0);
+    seed_clock(b, 50);
+    softhca_fuzz_write_seed(dir, "stopped", b);
+}
+
 static void rx_write_seeds(const char *dir)
 {
     static const struct {
@@ -1007,6 +1207,7 @@ static void rx_write_seeds(const char *dir)
     softhca_fuzz_write_seed(dir, "rc-stranger", b);
 
     rx_write_world_seeds(dir);
+    rx_write_engine_seeds(dir);
 }
 
 static void rx_pre_fuzz(QTestState *s)
