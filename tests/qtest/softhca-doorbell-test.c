@@ -147,6 +147,131 @@ static void test_reset_drops_queued_frames(void)
     wire_close(&w);
 }
 
+/*
+ * Doorbells written before an admin command take effect before it, on the
+ * objects they named, and never on one created after it (spec §14): an SQ
+ * doorbell of a UC QP, then DESTROY_QP and a CREATE_QP that gets the same
+ * number, its ring full of valid WQEs, brought to RTS.  The VM is stopped
+ * meanwhile, so that no bottom half runs between the writes.  The doorbell
+ * sends the old QP's first packet (an idle QP's doorbell sends one itself,
+ * its bottom half the rest, which the QP does not live to see); the new QP
+ * sends nothing until it is rung.
+ */
+static void doorbells_before_admin(bool handoff)
+{
+    g_autofree char *props = NULL;
+    uint32_t qpn;
+    Wire w;
+    Rdma r;
+    Loop l;
+
+    wire_open(&w);
+    props = g_strdup_printf("%s%s", handoff ? ",x-doorbell-handoff=on" : "",
+                            w.netdev);
+    rdma_start_with(&r, props);
+    loop_start(&r, &l, SHCA_QPT_UC, 7);
+    loop_connect_peer(&r, &l);
+    qpn = l.qpn;
+    for (uint16_t i = 0; i < 4; i++) {
+        loop_send(&r, &l, i, 0x100 + i, 0, 0, SHCA_WQE_SIGNALED);
+    }
+    qtest_qmp_assert_success(r.h.qts, "{'execute': 'stop'}");
+    rdma_db(&r, 0, SHCA_DB_SQ, 4 << 16 | qpn);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, qpn, NULL), ==,
+                     SHCA_AQ_OK);
+    loop_start(&r, &l, SHCA_QPT_UC, 7);
+    g_assert_cmpuint(l.qpn, ==, qpn);
+    for (uint16_t i = 0; i < 8; i++) {
+        loop_send(&r, &l, i, 0x200 + i, 0, 0, SHCA_WQE_SIGNALED);
+    }
+    loop_connect_peer(&r, &l);
+    qtest_qmp_assert_success(r.h.qts, "{'execute': 'cont'}");
+    g_assert_cmpuint(wire_frames(&r, &w, 200), ==, 1);
+    g_assert_false(loop_cqe_ready(&r, l.scqbuf, 0));
+
+    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | qpn);
+    g_assert_cmpuint(wire_frames(&r, &w, 200), ==, 2);
+    hca_stop(&r.h);
+    wire_close(&w);
+}
+
+static void test_before_admin(void)
+{
+    doorbells_before_admin(false);
+}
+
+static void test_before_admin_handoff(void)
+{
+    doorbells_before_admin(true);
+}
+
+#define OVERFLOW_DOORBELLS  100     /* past a page's queue of 64 */
+
+/*
+ * More doorbells than a page's hand-off queue holds, written while the VM
+ * is stopped so that the bottom half cannot empty it: the write that finds
+ * it full rings what it holds first, and then itself (spec §14).  Each
+ * doorbell posts one more 0-byte UC SEND, 100 over a ring of 32; one taken
+ * out of order would name a WQE behind the ring and move the QP to ERR.
+ * Every SEND leaves, in PSN order, and the QP stays in RTS.  Direct
+ * doorbells, the same.
+ */
+static void doorbells_overflow_in_order(bool handoff)
+{
+    g_autofree char *props = NULL;
+    uint8_t f[4200];
+    uint32_t psn = 0;
+    unsigned n = 0;
+    Wire w;
+    Rdma r;
+    Loop l;
+
+    wire_open(&w);
+    props = g_strdup_printf("%s%s", handoff ? ",x-doorbell-handoff=on" : "",
+                            w.netdev);
+    rdma_start_with(&r, props);
+    loop_start(&r, &l, SHCA_QPT_UC, 7);
+    loop_connect_peer(&r, &l);
+    for (uint16_t i = 0; i < loop_sq_size(&l); i++) {
+        loop_send(&r, &l, i, 0x100 + i, 0, 0, 0);
+    }
+    qtest_qmp_assert_success(r.h.qts, "{'execute': 'stop'}");
+    for (uint32_t i = 1; i <= OVERFLOW_DOORBELLS; i++) {
+        rdma_db(&r, 0, SHCA_DB_SQ, i << 16 | l.qpn);
+    }
+    qtest_qmp_assert_success(r.h.qts, "{'execute': 'cont'}");
+    for (int t = 0; t < 200; t += 10) {
+        size_t len = wire_recv(&w, f, sizeof(f), 10);
+        uint32_t got;
+
+        if (!len) {
+            qtest_clock_step(r.h.qts, 1000 * 1000);
+            continue;
+        }
+        got = ldl_be_p(f + ROCE_OFF + 8) & 0xffffff;
+        if (n) {
+            g_assert_cmphex(got, ==, (psn + 1) & 0xffffff);
+        }
+        psn = got;
+        n++;
+        t = 0;
+    }
+    g_assert_cmpuint(n, ==, OVERFLOW_DOORBELLS);
+    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_RTS);
+    hca_stop(&r.h);
+    wire_close(&w);
+}
+
+static void test_overflow_in_order(void)
+{
+    doorbells_overflow_in_order(false);
+}
+
+static void test_overflow_in_order_handoff(void)
+{
+    doorbells_overflow_in_order(true);
+}
+
 static void test_ctrl_en(void)
 {
     doorbells_outlive_reset(RESET_CTRL_EN, false);
@@ -192,6 +317,13 @@ int main(int argc, char **argv)
                    test_flr_handoff);
     qtest_add_func("/softhca/doorbell/reset-forgets/queued-frames",
                    test_reset_drops_queued_frames);
+    qtest_add_func("/softhca/doorbell/before-admin", test_before_admin);
+    qtest_add_func("/softhca/doorbell/before-admin-handoff",
+                   test_before_admin_handoff);
+    qtest_add_func("/softhca/doorbell/overflow-in-order",
+                   test_overflow_in_order);
+    qtest_add_func("/softhca/doorbell/overflow-in-order-handoff",
+                   test_overflow_in_order_handoff);
 
     return g_test_run();
 }
