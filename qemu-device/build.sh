@@ -115,12 +115,13 @@ find "$src/tests/qtest" -maxdepth 1 -name 'softhca-*' -type l -delete
 qtests=()
 for f in "$qtest_dir"/softhca-*.[ch]; do
 	ln -sfn "$f" "$src/tests/qtest/"
-	case $f in *-test.c) t=${f##*/}; qtests+=("${t%.c}") ;; esac
+	# softhca-bench (make bench) builds as a qtest does, and is no test
+	case $f in *-test.c | */softhca-bench.c) t=${f##*/}; qtests+=("${t%.c}") ;; esac
 done
 # Our lines in meson.build are made afresh (a qtest file may be gone), and
 # the file is replaced only when they changed: meson tracks it.
 qmeson=$src/tests/qtest/meson.build
-grep -v "'softhca-[a-z0-9-]*test'" "$qmeson" > "$qmeson.softhca" || true
+grep -v "'softhca-[a-z0-9-]*test'\\|'softhca-bench'" "$qmeson" > "$qmeson.softhca" || true
 for t in "${qtests[@]}"; do
 	insert_after_once "$qmeson.softhca" 'qtests_x86_64 = qtests_i386' \
 		"qtests_x86_64 += config_all_devices.has_key('CONFIG_SOFTHCA') ? ['$t'] : []"

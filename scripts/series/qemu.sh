@@ -85,6 +85,8 @@ described in docs/system/devices/softhca.rst."
 # --- 2. the qtests ----------------------------------------------------------
 tests=()
 for f in "$qt"/softhca-*.[ch]; do
+	# the device-alone bench is this project's tool, not a qtest
+	case $f in */softhca-bench.c) continue ;; esac
 	upstream_source "$f" > "$work/tests/qtest/${f##*/}"
 	case $f in *-test.c) t=${f##*/}; tests+=("${t%.c}") ;; esac
 done

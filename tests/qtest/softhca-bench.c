@@ -1,0 +1,630 @@
+/*
+ * The device alone (issue 26): softhca driven through QEMU's qtest
+ * protocol, with no guest and no vCPU, so that what is measured is the
+ * device and its port.  The harness writes each QP's rings once, WQEs
+ * that stay valid, and then only rings doorbells, many WQEs each, and
+ * polls one CQE per batch; `make bench` (tests/bench/run) prints the
+ * figures beside the host's own ceilings.  Never a test: nothing here is
+ * asserted but that the device does the work.
+ *
+ *   softhca-bench loopback|dgram [SECONDS]
+ *
+ * loopback: one device, its QPs connected to each other through the
+ * device's own loopback.  dgram: two QEMUs joined by -netdev dgram on
+ * 127.0.0.1, the QPs of one connected to those of the other.  Prints one
+ * line per figure: "name<TAB>value<TAB>unit".
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "libqtest.h"
+#include "libqos/pci.h"
+#include "qemu/bswap.h"
+#include "hw/softhca/softhca_hw.h"
+#include "softhca-qtest.h"
+
+#define BQ_LOG          12      /* 4096 WQEs per SQ and RQ: MAX_QP_WR */
+#define BQ_SIZE         (1u << BQ_LOG)
+#define BQ_SQ_SHIFT     7       /* a send WQE and one SGE */
+#define BQ_RQ_SHIFT     5       /* a receive WQE and one SGE */
+#define BQ_CQ_LOG       13      /* a round of receives, twice over */
+#define BQ_QPS          16
+#define BUF_LEN         (64 * 1024)
+#define BUF_IOVA        0x10000000ull
+#define PORT_MTU        9000    /* path MTU 4096, as `make bench` runs */
+/*
+ * Under qtest the VM clock moves only when told to: the harness moves it
+ * as the host's clock moves, every CLOCK_TICK_NS, so that the device's
+ * timers (retransmission after a loss) run as in a VM.  A step never
+ * exceeds the tick: the device handles no frame during a step, and a long
+ * one would fire a retransmission timer again and again.
+ */
+#define CLOCK_TICK_NS   (1000 * 1000)
+#define GIVE_UP_NS      (10 * 1000 * 1000 * 1000ll)
+
+typedef struct Node {
+    Rdma r;
+    uint8_t mac[6];
+    uint32_t ip;
+    uint64_t buf;               /* BUF_LEN, registered at BUF_IOVA */
+    uint32_t key;
+} Node;
+
+typedef struct BQp {
+    Node *n;
+    uint32_t qpn, scq, rcq;
+    uint64_t sq, rq, scqbuf, rcqbuf;
+    uint32_t sq_pi, rq_pi;      /* WQEs posted, free-running */
+    uint32_t sq_done;           /* WQEs completed */
+    uint32_t scq_n, rcq_n;      /* CQEs taken */
+} BQp;
+
+/* A stream: WQEs of one kind on one QP, in batches of batch. */
+typedef struct Stream {
+    BQp *q, *peer;              /* the peer receives (SEND) */
+    uint8_t opcode;
+    uint32_t len, batch;
+    uint64_t done;              /* WQEs completed in the timed run */
+    uint8_t status;             /* of a CQE that failed: the run ends */
+} Stream;
+
+static double seconds = 2.0;
+
+static int64_t now_ns(void)
+{
+    return g_get_monotonic_time() * 1000;
+}
+
+static void node_start(Node *n, const char *extra, uint32_t ip)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_SET_GID };
+    struct shca_buf_desc pages;
+
+    rdma_start_with(&n->r, extra);
+    wr(&n->r.h, SHCA_REG_MTU, PORT_MTU);
+    stl_le_p(n->mac, rd(&n->r.h, SHCA_REG_MAC_LO));
+    stw_le_p(n->mac + 4, rd(&n->r.h, SHCA_REG_MAC_HI));
+    n->ip = ip;
+    cmd.set_gid.flags = cpu_to_le32(SHCA_GID_VALID);
+    cmd.set_gid.gid[10] = cmd.set_gid.gid[11] = 0xff;
+    stl_be_p(cmd.set_gid.gid + 12, ip);
+    g_assert_cmpuint(hca_cmd(&n->r.h, &cmd, NULL), ==, SHCA_AQ_OK);
+    n->buf = guest_alloc(&n->r.h.alloc, BUF_LEN);
+    buf_direct(&pages, n->buf, BUF_LEN / 4096);
+    g_assert_cmpuint(rdma_reg_mr(&n->r, SHCA_ACCESS_LOCAL_WRITE |
+                                 SHCA_ACCESS_REMOTE_WRITE |
+                                 SHCA_ACCESS_REMOTE_READ, BUF_IOVA, BUF_LEN,
+                                 0, &pages, &n->key), ==, SHCA_AQ_OK);
+}
+
+static void bqp_create(Node *n, BQp *q)
+{
+    struct shca_aq_entry cmd;
+    uint32_t sq_bytes = BQ_SIZE << BQ_SQ_SHIFT;
+    uint32_t rq_bytes = BQ_SIZE << BQ_RQ_SHIFT;
+
+    memset(q, 0, sizeof(*q));
+    q->n = n;
+    q->scq = rdma_cq(&n->r, 0, BQ_CQ_LOG, &q->scqbuf);
+    q->rcq = rdma_cq(&n->r, 0, BQ_CQ_LOG, &q->rcqbuf);
+    q->sq = guest_alloc(&n->r.h.alloc, sq_bytes);
+    q->rq = guest_alloc(&n->r.h.alloc, rq_bytes);
+    rdma_qp_cmd(&n->r, &cmd, 0, SHCA_QPT_RC, q->scq, q->rcq, q->sq, q->rq);
+    cmd.create_qp.sq_log_size = BQ_LOG;
+    cmd.create_qp.sq_wqe_shift = BQ_SQ_SHIFT;
+    buf_direct(&cmd.create_qp.sq, q->sq, sq_bytes / 4096);
+    cmd.create_qp.rq_log_size = BQ_LOG;
+    cmd.create_qp.rq_wqe_shift = BQ_RQ_SHIFT;
+    buf_direct(&cmd.create_qp.rq, q->rq, rq_bytes / 4096);
+    g_assert_cmpuint(hca_cmd(&n->r.h, &cmd, &q->qpn), ==, SHCA_AQ_OK);
+}
+
+/* RESET -> INIT -> RTR -> RTS, to the QP peer, at a 4096-byte path MTU. */
+static void bqp_connect(BQp *q, const BQp *peer)
+{
+    uint32_t access = SHCA_ACCESS_REMOTE_WRITE | SHCA_ACCESS_REMOTE_READ;
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_INIT);
+    Rdma *r = &q->n->r;
+
+    a.access = cpu_to_le32(access);
+    g_assert_cmpuint(rdma_modify(r, q->qpn, RC_INIT_MASK, &a), ==,
+                     SHCA_AQ_OK);
+    a = rc_attr(SHCA_QPS_RTR);
+    a.access = cpu_to_le32(access);
+    a.path_mtu = 5;
+    a.timeout = 10;             /* 4 ms: a loss costs little */
+    a.max_rd_atomic = a.max_dest_rd_atomic = 16;
+    a.dest_qpn = cpu_to_le32(peer->qpn);
+    a.sq_psn = a.rq_psn;        /* what the peer expects: the same constant */
+    memset(a.av.dgid, 0, 16);
+    a.av.dgid[10] = a.av.dgid[11] = 0xff;
+    stl_be_p(a.av.dgid + 12, peer->n->ip);
+    memcpy(a.av.dmac, peer->n->mac, 6);
+    g_assert_cmpuint(rdma_modify(r, q->qpn, RC_RTR_MASK, &a), ==,
+                     SHCA_AQ_OK);
+    a.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(r, q->qpn, RC_RTS_MASK, &a), ==,
+                     SHCA_AQ_OK);
+}
+
+/*
+ * Fill the SQ with WQEs of opcode and len from the node's buffer to the
+ * peer's, the last of each batch signaled: they stay valid round after
+ * round.
+ */
+static void stream_write_sq(Stream *st)
+{
+    const size_t slot = 1u << BQ_SQ_SHIFT;
+    g_autofree uint8_t *ring = g_malloc0(BQ_SIZE * slot);
+    Node *n = st->q->n, *p = st->peer->n;
+    struct shca_send_wqe w = {
+        .opcode = st->opcode,
+        .num_sge = 1,
+        .remote_addr = cpu_to_le64(BUF_IOVA),
+        .rkey = cpu_to_le32(p->key),
+    };
+    struct shca_sge sge = {
+        .addr = cpu_to_le64(BUF_IOVA),
+        .length = cpu_to_le32(st->len),
+        .lkey = cpu_to_le32(n->key),
+    };
+
+    /* batches start where the SQ stands; batch divides the ring's size */
+    for (uint32_t i = 0; i < BQ_SIZE; i++) {
+        uint32_t k = (i - st->q->sq_pi) % BQ_SIZE;
+
+        w.wr_id = cpu_to_le64(i);
+        w.flags = (k + 1) % st->batch ? 0 : SHCA_WQE_SIGNALED;
+        memcpy(ring + i * slot, &w, sizeof(w));
+        memcpy(ring + i * slot + sizeof(w), &sge, sizeof(sge));
+    }
+    qtest_memwrite(n->r.h.qts, st->q->sq, ring, BQ_SIZE * slot);
+}
+
+/* The peer's RQ full of receives into its buffer, for SENDs. */
+static void stream_fill_rq(Stream *st)
+{
+    const size_t slot = 1u << BQ_RQ_SHIFT;
+    g_autofree uint8_t *ring = g_malloc0(BQ_SIZE * slot);
+    BQp *q = st->peer;
+    struct shca_recv_wqe w = { .num_sge = 1 };
+    struct shca_sge sge = {
+        .addr = cpu_to_le64(BUF_IOVA),
+        .length = cpu_to_le32(BUF_LEN),
+        .lkey = cpu_to_le32(q->n->key),
+    };
+
+    for (uint32_t i = 0; i < BQ_SIZE; i++) {
+        memcpy(ring + i * slot, &w, sizeof(w));
+        memcpy(ring + i * slot + sizeof(w), &sge, sizeof(sge));
+    }
+    qtest_memwrite(q->n->r.h.qts, q->rq, ring, BQ_SIZE * slot);
+    q->rq_pi += BQ_SIZE;
+    rdma_db(&q->n->r, 0, SHCA_DB_RQ, (q->rq_pi & 0xffff) << 16 | q->qpn);
+}
+
+static void stream_post(Stream *st)
+{
+    BQp *q = st->q;
+
+    q->sq_pi += st->batch;
+    rdma_db(&q->n->r, 0, SHCA_DB_SQ, (q->sq_pi & 0xffff) << 16 | q->qpn);
+}
+
+/* CQE n of a CQ by the phase rule: NULL if the device has not written it */
+static const struct shca_cqe *cqe_get(Rdma *r, uint64_t cqbuf, uint32_t n)
+{
+    const uint32_t size = 1u << BQ_CQ_LOG;
+    uint8_t phase = (n / size) & 1 ? 0 : SHCA_PHASE_BIT;
+    static struct shca_cqe cqe;
+
+    qtest_memread(r->h.qts, cqbuf + (n % size) * SHCA_CQE_SIZE, &cqe,
+                  sizeof(cqe));
+    return (cqe.phase & SHCA_PHASE_BIT) == phase ? &cqe : NULL;
+}
+
+/* Tell the device that n CQEs of a CQ are consumed. */
+static void cq_consumed(Rdma *r, uint64_t cqbuf, uint32_t n)
+{
+    struct shca_cq_record rec = { .ci = cpu_to_le32(n) };
+
+    qtest_memwrite(r->h.qts, cqbuf + (SHCA_CQE_SIZE << BQ_CQ_LOG), &rec,
+                   sizeof(rec));
+}
+
+/*
+ * The stream's oldest batch is done: take its CQE, and for SENDs give the
+ * peer back its receives.  False if it is still going.
+ */
+static bool stream_reap(Stream *st)
+{
+    BQp *q = st->q, *p = st->peer;
+    const struct shca_cqe *cqe = cqe_get(&q->n->r, q->scqbuf, q->scq_n);
+
+    if (!cqe) {
+        return false;
+    }
+    if (cqe->status != SHCA_CQE_SUCCESS) {
+        st->status = cqe->status;
+        return false;
+    }
+    cq_consumed(&q->n->r, q->scqbuf, ++q->scq_n);
+    q->sq_done += st->batch;
+    if (st->opcode == SHCA_WR_SEND) {
+        p->rcq_n += st->batch;
+        cq_consumed(&p->n->r, p->rcqbuf, p->rcq_n);
+        p->rq_pi += st->batch;
+        rdma_db(&p->n->r, 0, SHCA_DB_RQ, (p->rq_pi & 0xffff) << 16 | p->qpn);
+    }
+    return true;
+}
+
+/*
+ * Move the VM clock of every node as far as the host's moved since the
+ * last tick, once CLOCK_TICK_NS have passed.
+ */
+static void clocks_follow(Node **nodes, unsigned nnodes)
+{
+    static int64_t last;
+    int64_t t = now_ns();
+
+    if (!last) {
+        last = t;
+    }
+    if (t - last < CLOCK_TICK_NS) {
+        return;
+    }
+    for (unsigned i = 0; i < nnodes; i++) {
+        qtest_clock_step(nodes[i]->r.h.qts, MIN(t - last, CLOCK_TICK_NS));
+    }
+    last = t;
+}
+
+/*
+ * Run the streams together for the bench's seconds, each with two batches
+ * in flight, reaping them round-robin: each one's count of WQEs done in
+ * that time; the time it took, in ns, or -1 if a WQE failed or none
+ * completed for GIVE_UP_NS.
+ */
+static int64_t streams_run(Stream *st, unsigned n, Node **nodes,
+                           unsigned nnodes)
+{
+    int64_t start, end, last = now_ns();
+    bool timing = false;
+
+    for (unsigned i = 0; i < n; i++) {
+        stream_write_sq(&st[i]);
+        if (st[i].opcode == SHCA_WR_SEND && !st[i].peer->rq_pi) {
+            stream_fill_rq(&st[i]);     /* once: each batch gives back */
+        }
+        stream_post(&st[i]);
+        stream_post(&st[i]);
+    }
+    /* the first batches warm up; the clock starts after them */
+    start = now_ns();
+    end = start + seconds * 1e9;
+    for (;;) {
+        int64_t t = now_ns();
+        bool moved = false;
+
+        if (t >= end) {
+            break;
+        }
+        for (unsigned i = 0; i < n; i++) {
+            if (!stream_reap(&st[i])) {
+                if (st[i].status) {
+                    return -1;
+                }
+                continue;
+            }
+            moved = true;
+            if (!timing) {
+                timing = true;
+                start = now_ns();
+                end = start + seconds * 1e9;
+                for (unsigned k = 0; k < n; k++) {
+                    st[k].done = 0;
+                }
+            } else {
+                st[i].done += st[i].batch;
+            }
+            stream_post(&st[i]);
+        }
+        clocks_follow(nodes, nnodes);
+        if (moved) {
+            last = t;
+        } else if (t - last > GIVE_UP_NS) {
+            return -1;
+        } else {
+            g_usleep(20);
+        }
+    }
+    end = now_ns();
+    /* let the batches in flight finish, so that the QPs can go on */
+    for (unsigned i = 0; i < n; i++) {
+        for (int64_t t0 = now_ns(); st[i].q->sq_done < st[i].q->sq_pi;) {
+            if (!stream_reap(&st[i])) {
+                if (st[i].status || now_ns() - t0 > GIVE_UP_NS) {
+                    return -1;
+                }
+                clocks_follow(nodes, nnodes);
+                g_usleep(50);
+            }
+        }
+    }
+    return end - start;
+}
+
+/* The devices of one figure, made afresh for it, and their QP pairs. */
+typedef struct World {
+    Node a, b;
+    Node *nodes[2];
+    unsigned nnodes;
+    BQp qa[BQ_QPS], qb[BQ_QPS];
+} World;
+
+static bool dgram;
+
+static void world_up(World *w, unsigned nqps)
+{
+    memset(w, 0, sizeof(*w));
+    if (!dgram) {
+        node_start(&w->a, NULL, 0x0a000001);
+        w->nodes[0] = &w->a;
+        w->nnodes = 1;
+    } else {
+        int pa = 20000 + g_random_int_range(0, 20000), pb = pa + 20000;
+        g_autofree char *na = g_strdup_printf(
+            ",netdev=n0 -netdev dgram,id=n0,local.type=inet,"
+            "local.host=127.0.0.1,local.port=%d,remote.type=inet,"
+            "remote.host=127.0.0.1,remote.port=%d", pa, pb);
+        g_autofree char *nb = g_strdup_printf(
+            ",mac=52:54:00:12:34:57,netdev=n0 -netdev dgram,id=n0,"
+            "local.type=inet,local.host=127.0.0.1,local.port=%d,"
+            "remote.type=inet,remote.host=127.0.0.1,remote.port=%d",
+            pb, pa);
+
+        node_start(&w->a, na, 0x0a000001);
+        node_start(&w->b, nb, 0x0a000002);
+        w->nodes[0] = &w->a;
+        w->nodes[1] = &w->b;
+        w->nnodes = 2;
+    }
+    for (unsigned i = 0; i < nqps; i++) {
+        bqp_create(w->nodes[0], &w->qa[i]);
+        bqp_create(w->nodes[w->nnodes - 1], &w->qb[i]);
+    }
+    for (unsigned i = 0; i < nqps; i++) {
+        bqp_connect(&w->qa[i], &w->qb[i]);
+        bqp_connect(&w->qb[i], &w->qa[i]);
+    }
+}
+
+static void world_down(World *w)
+{
+    for (unsigned i = 0; i < w->nnodes; i++) {
+        hca_stop(&w->nodes[i]->r.h);
+    }
+}
+
+static void print(const char *name, double value, const char *unit)
+{
+    printf("%s\t%.3f\t%s\n", name, value, unit);
+    fflush(stdout);
+}
+
+static void print_fail(const char *name, const Stream *st, unsigned n)
+{
+    uint8_t status = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        status = status ?: st[i].status;
+    }
+    printf("%s\tfail\t%s %u\n", name,
+           status ? "CQE status" : "no completion for s", status ?:
+           (unsigned)(GIVE_UP_NS / 1000000000ll));
+    fflush(stdout);
+}
+
+/* Jain's fairness index of the streams' counts: 1 is perfectly fair. */
+static double jain(const Stream *st, unsigned n)
+{
+    double sum = 0, sq = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        sum += st[i].done;
+        sq += (double)st[i].done * st[i].done;
+    }
+    return sq ? sum * sum / (n * sq) : 0;
+}
+
+/*
+ * n streams of opcode and len, in batches of batch, on fresh devices: WQEs
+ * per second, or a negative figure if a WQE failed.
+ */
+static double run_figure(Stream *st, unsigned n, uint8_t opcode,
+                         uint32_t len, uint32_t batch)
+{
+    static World w;
+    uint64_t total = 0;
+    int64_t ns;
+
+    world_up(&w, n);
+    for (unsigned i = 0; i < n; i++) {
+        st[i] = (Stream) { &w.qa[i], &w.qb[i], opcode, len, batch };
+    }
+    ns = streams_run(st, n, w.nodes, w.nnodes);
+    world_down(&w);
+    for (unsigned i = 0; i < n; i++) {
+        total += st[i].done;
+    }
+    return ns > 0 ? total / (ns / 1e9) : -1;
+}
+
+#define LAT_ITERS       1000
+#define LAT_DST         8192    /* where each side's answer lands */
+
+/*
+ * The SQ of q holds LAT_ITERS WRITEs of 2 bytes, WQE i from q's buffer at
+ * 2 * i, which holds i, to the peer's at LAT_DST: a ping is one doorbell.
+ */
+static void lat_ring(BQp *q, const BQp *peer)
+{
+    const size_t slot = 1u << BQ_SQ_SHIFT;
+    g_autofree uint8_t *ring = g_malloc0(LAT_ITERS * slot);
+    g_autofree uint16_t *vals = g_new(uint16_t, LAT_ITERS);
+    struct shca_send_wqe w = {
+        .opcode = SHCA_WR_RDMA_WRITE,
+        .num_sge = 1,
+        .remote_addr = cpu_to_le64(BUF_IOVA + LAT_DST),
+        .rkey = cpu_to_le32(peer->n->key),
+    };
+    struct shca_sge sge = {
+        .length = cpu_to_le32(2),
+        .lkey = cpu_to_le32(q->n->key),
+    };
+
+    for (uint32_t i = 0; i < LAT_ITERS; i++) {
+        vals[i] = cpu_to_le16(i + 1);
+        sge.addr = cpu_to_le64(BUF_IOVA + 2 * i);
+        memcpy(ring + i * slot, &w, sizeof(w));
+        memcpy(ring + i * slot + sizeof(w), &sge, sizeof(sge));
+    }
+    qtest_memwrite(q->n->r.h.qts, q->n->buf, vals, LAT_ITERS * 2);
+    qtest_memwrite(q->n->r.h.qts, q->sq, ring, LAT_ITERS * slot);
+}
+
+static void lat_ping(BQp *q)
+{
+    q->sq_pi++;
+    rdma_db(&q->n->r, 0, SHCA_DB_SQ, (q->sq_pi & 0xffff) << 16 | q->qpn);
+}
+
+/* Poll the node's buffer at LAT_DST until it holds i. */
+static bool lat_wait(World *w, Node *n, uint32_t i)
+{
+    int64_t t0 = now_ns();
+    uint16_t v;
+
+    for (;;) {
+        qtest_memread(n->r.h.qts, n->buf + LAT_DST, &v, sizeof(v));
+        if (le16_to_cpu(v) == i) {
+            return true;
+        }
+        if (now_ns() - t0 > GIVE_UP_NS) {
+            return false;
+        }
+        clocks_follow(w->nodes, w->nnodes);
+    }
+}
+
+/*
+ * Ping-pong: a 2-byte WRITE from A to B, seen there, answered by one from
+ * B to A: the half round trip.  The harness rings each WRITE with one
+ * qtest write and sees it arrive by polling with qtest reads: the qtest
+ * round trip is printed beside it, and a half trip costs about two.
+ */
+static void latency(void)
+{
+    static World w;
+    Node *a;
+    int64_t t;
+    uint16_t v;
+
+    world_up(&w, 1);
+    a = w.qa[0].n;
+    lat_ring(&w.qa[0], &w.qb[0]);
+    lat_ring(&w.qb[0], &w.qa[0]);
+    t = now_ns();
+    for (uint32_t i = 1; i <= LAT_ITERS; i++) {
+        lat_ping(&w.qa[0]);
+        if (!lat_wait(&w, w.qb[0].n, i)) {
+            break;
+        }
+        lat_ping(&w.qb[0]);
+        if (!lat_wait(&w, a, i)) {
+            break;
+        }
+    }
+    t = now_ns() - t;
+    if (w.qa[0].sq_pi == LAT_ITERS && w.qb[0].sq_pi == LAT_ITERS) {
+        print("write_lat_2", t / 2e3 / LAT_ITERS, "us");
+    } else {
+        printf("write_lat_2\tfail\tno arrival\n");
+    }
+    t = now_ns();
+    for (uint32_t i = 0; i < LAT_ITERS; i++) {
+        qtest_memread(a->r.h.qts, a->buf, &v, sizeof(v));
+    }
+    print("qtest_roundtrip", (now_ns() - t) / 1e3 / LAT_ITERS, "us");
+    world_down(&w);
+}
+
+static void bench(void)
+{
+    static const struct {
+        const char *name;
+        uint8_t opcode;
+        uint32_t len, batch;
+    } bw[] = {
+        { "write_bw_4k", SHCA_WR_RDMA_WRITE, 4096, 512 },
+        { "write_bw_64k", SHCA_WR_RDMA_WRITE, 65536, 64 },
+        { "send_bw_4k", SHCA_WR_SEND, 4096, 512 },
+        { "send_bw_64k", SHCA_WR_SEND, 65536, 64 },
+        { "read_bw_4k", SHCA_WR_RDMA_READ, 4096, 512 },
+        { "read_bw_64k", SHCA_WR_RDMA_READ, 65536, 64 },
+    };
+    Stream st[BQ_QPS];
+    double rate;
+
+    /* the rate of 2-byte WRITEs; and with twice the WQEs per doorbell */
+    for (uint32_t batch = 1024; batch <= 2048; batch *= 2) {
+        const char *name = batch == 1024 ? "write_rate_1qp" :
+                           "write_rate_1qp_2x_batch";
+
+        rate = run_figure(st, 1, SHCA_WR_RDMA_WRITE, 2, batch);
+        if (rate < 0) {
+            print_fail(name, st, 1);
+        } else {
+            print(name, rate / 1e6, "Mpps");
+        }
+    }
+    rate = run_figure(st, BQ_QPS, SHCA_WR_RDMA_WRITE, 2, 512);
+    if (rate < 0) {
+        print_fail("write_rate_16qp", st, BQ_QPS);
+    } else {
+        print("write_rate_16qp", rate / 1e6, "Mpps");
+        print("fairness_16qp", jain(st, BQ_QPS), "Jain");
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(bw); i++) {
+        rate = run_figure(st, 1, bw[i].opcode, bw[i].len, bw[i].batch);
+        if (rate < 0) {
+            print_fail(bw[i].name, st, 1);
+        } else {
+            print(bw[i].name, rate * bw[i].len / 1e6, "MB/s");
+        }
+    }
+    latency();
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+
+    if (argc > 2) {
+        seconds = g_ascii_strtod(argv[2], NULL);
+    }
+    if (!getenv("QTEST_QEMU_BINARY") || seconds <= 0 ||
+        (strcmp(mode, "loopback") && strcmp(mode, "dgram"))) {
+        fprintf(stderr, "usage: QTEST_QEMU_BINARY=... %s loopback|dgram "
+                "[SECONDS]\n", argv[0]);
+        return 2;
+    }
+    g_test_init(&argc, &argv, NULL);
+    dgram = !strcmp(mode, "dgram");
+    bench();
+    return 0;
+}
