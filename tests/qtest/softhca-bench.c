@@ -403,6 +403,20 @@ static void world_up(World *w, unsigned nqps)
     }
 }
 
+/* On stderr: what the sender lost and sent again, when it did. */
+static void losses_note(World *w)
+{
+    uint64_t stats[SHCA_STAT_COUNT];
+
+    rdma_stats(&w->a.r, stats);
+    if (stats[SHCA_STAT_TIMEOUTS] || stats[SHCA_STAT_NAKS_RECEIVED]) {
+        fprintf(stderr, "  %" PRIu64 " packets sent, %" PRIu64 " timeouts, %"
+                PRIu64 " NAKs, %" PRIu64 " retransmitted\n",
+                stats[SHCA_STAT_TX_PACKETS], stats[SHCA_STAT_TIMEOUTS],
+                stats[SHCA_STAT_NAKS_RECEIVED], stats[SHCA_STAT_RETRANSMITS]);
+    }
+}
+
 static void world_down(World *w)
 {
     for (unsigned i = 0; i < w->nnodes; i++) {
@@ -457,6 +471,7 @@ static double run_figure(Stream *st, unsigned n, uint8_t opcode,
         st[i] = (Stream) { &w.qa[i], &w.qb[i], opcode, len, batch };
     }
     ns = streams_run(st, n, w.nodes, w.nnodes);
+    losses_note(&w);
     world_down(&w);
     for (unsigned i = 0; i < n; i++) {
         total += st[i].done;
