@@ -8,7 +8,6 @@
 
 #include "qemu/osdep.h"
 #include "qemu/log.h"
-#include "qemu/bitmap.h"
 #include "qemu/cutils.h"
 #include "softhca-rdma.h"
 #include "trace.h"
@@ -73,96 +72,6 @@ void softhca_admin_reset(SofthcaState *s)
     s->aq = (SofthcaRing) { 0 };
     s->acq = (SofthcaRing) { 0 };
     s->acq_phase = true;
-}
-
-/* Lowest free handle >= 1 of a handle bitmap of size bits. */
-static uint8_t softhca_handle_alloc(unsigned long *map, uint32_t size,
-                                    uint32_t *handle)
-{
-    unsigned long h = find_next_zero_bit(map, size, 1);
-
-    if (h >= size) {
-        return SHCA_AQ_NO_RESOURCES;
-    }
-    set_bit(h, map);
-    *handle = h;
-    return SHCA_AQ_OK;
-}
-
-static uint8_t softhca_handle_free(unsigned long *map, uint32_t size,
-                                   uint32_t handle)
-{
-    if (handle == 0 || handle >= size || !test_bit(handle, map)) {
-        return SHCA_AQ_BAD_HANDLE;
-    }
-    clear_bit(handle, map);
-    return SHCA_AQ_OK;
-}
-
-/*
- * A PD or a context still used by QPs, CQs or MRs stays: freed, its number
- * could go to another process while the objects still answer to it.
- */
-/*
- * Counted, not searched for: a scan of every QP, MR and SRQ per
- * DEALLOC_PD let one admin doorbell cost seconds (issue 11, defect 4).
- * An XRC target QP only borrows the PD of the SRQ it serves.
- */
-void softhca_pd_hold(SofthcaState *s, uint32_t pdn)
-{
-    s->pd_users[pdn]++;
-}
-
-void softhca_pd_release(SofthcaState *s, uint32_t pdn)
-{
-    assert(s->pd_users[pdn]);
-    s->pd_users[pdn]--;
-}
-
-static bool softhca_pd_busy(SofthcaState *s, uint32_t pdn)
-{
-    return s->pd_users[pdn] != 0;
-}
-
-bool softhca_pd_ok(SofthcaState *s, uint32_t pdn)
-{
-    return pdn && pdn <= SOFTHCA_MAX_PD && test_bit(pdn, s->pd_map);
-}
-
-/* A PD of the context uctx: only that context's objects may use it. */
-static uint8_t softhca_pd_alloc(SofthcaState *s, uint32_t uctx,
-                                uint32_t *pdn)
-{
-    uint8_t status;
-
-    if (!softhca_uctx_ok(s, uctx)) {
-        return SHCA_AQ_BAD_HANDLE;
-    }
-    status = softhca_handle_alloc(s->pd_map, SOFTHCA_MAX_PD + 1, pdn);
-    if (status == SHCA_AQ_OK) {
-        s->pd_uctx[*pdn] = uctx;
-    }
-    return status;
-}
-
-static bool softhca_uctx_busy(SofthcaState *s, uint32_t uctx)
-{
-    for (uint32_t pdn = 1; pdn <= SOFTHCA_MAX_PD; pdn++) {
-        if (test_bit(pdn, s->pd_map) && s->pd_uctx[pdn] == uctx) {
-            return true;
-        }
-    }
-    for (uint32_t i = 0; i < SOFTHCA_QP_TABLE; i++) {
-        if (s->qps[i].valid && s->qps[i].uctx == uctx) {
-            return true;
-        }
-    }
-    for (uint32_t i = 0; i < SOFTHCA_MAX_CQ; i++) {
-        if (s->cqs[i].valid && s->cqs[i].uctx == uctx) {
-            return true;
-        }
-    }
-    return false;
 }
 
 static bool softhca_gid_is_ipv4(const uint8_t *gid)
@@ -310,17 +219,11 @@ static uint8_t softhca_exec(SofthcaState *s, const struct shca_aq_entry *cmd,
     case SHCA_AQ_ALLOC_PD:
         return softhca_pd_alloc(s, handle, result);
     case SHCA_AQ_DEALLOC_PD:
-        if (handle && handle <= SOFTHCA_MAX_PD && softhca_pd_busy(s, handle)) {
-            return SHCA_AQ_BUSY;
-        }
-        return softhca_handle_free(s->pd_map, SOFTHCA_MAX_PD + 1, handle);
+        return softhca_pd_dealloc(s, handle);
     case SHCA_AQ_ALLOC_UCTX:
-        return softhca_handle_alloc(s->uctx_map, s->db_pages, result);
+        return softhca_uctx_alloc(s, result);
     case SHCA_AQ_DEALLOC_UCTX:
-        if (handle && softhca_uctx_busy(s, handle)) {
-            return SHCA_AQ_BUSY;
-        }
-        return softhca_handle_free(s->uctx_map, s->db_pages, handle);
+        return softhca_uctx_dealloc(s, handle);
     case SHCA_AQ_CREATE_CQ:
         return softhca_cq_create(s, &cmd->create_cq, result);
     case SHCA_AQ_DESTROY_CQ:

@@ -21,12 +21,6 @@ SofthcaCq *softhca_cq_get(SofthcaState *s, uint32_t cqn)
     return &s->cqs[cqn];
 }
 
-/* The driver's own context (0) or an allocated user context. */
-bool softhca_uctx_ok(SofthcaState *s, uint32_t uctx)
-{
-    return uctx == 0 || (uctx < s->db_pages && test_bit(uctx, s->uctx_map));
-}
-
 static bool softhca_cq_log_size_ok(uint8_t log_size)
 {
     return log_size >= SHCA_RING_LOG_MIN &&
@@ -190,37 +184,23 @@ void softhca_cq_reset(SofthcaState *s)
 }
 
 /*
- * Overrun (or a CQ that is no longer writable): CQ_ERROR on EQ 0, and every
- * QP completing here to ERR.  Their flushes may overrun other CQs in turn:
- * rather than recurse once per CQ, the outermost call sweeps the QPs again
- * until no QP of a CQ in error is left outside ERR.  Each pass moves a QP
- * to ERR for good, so the sweep ends.
+ * Overrun (or a CQ that is no longer writable): the CQ is in error for good
+ * and CQ_ERROR goes to EQ 0.  Moving its QPs to ERR is the engine's, which
+ * learns of it from the failed push (softhca_tp_cqe).
  */
 static void softhca_cq_overrun(SofthcaState *s, uint32_t cqn, SofthcaCq *cq)
 {
-    bool again;
-
     qemu_log_mask(LOG_GUEST_ERROR, "softhca: CQ %u overrun\n", cqn);
     trace_softhca_err_cq_overrun(cqn, cq->pi, cq->ci);
     cq->error = true;
     softhca_eq_post(s, 0, SHCA_EQE_CQ_ERROR, cqn, 0);
-    if (s->cq_overrun_sweep) {
-        return;
-    }
-    s->cq_overrun_sweep = true;
-    do {
-        again = false;
-        for (uint32_t i = 0; i < SOFTHCA_QP_TABLE; i++) {
-            SofthcaQp *qp = &s->qps[i];
+}
 
-            if (qp->valid && qp->state != SHCA_QPS_ERR &&
-                (s->cqs[qp->send_cqn].error || s->cqs[qp->recv_cqn].error)) {
-                softhca_qp_error(s, qp, SHCA_EQE_QP_FATAL);
-                again = true;
-            }
-        }
-    } while (again);
-    s->cq_overrun_sweep = false;
+bool softhca_cq_in_error(SofthcaState *s, uint32_t cqn)
+{
+    SofthcaCq *cq = softhca_cq_get(s, cqn);
+
+    return cq && cq->error;
 }
 
 /* Room for one more CQE?  The record is read only when the ring looks full. */
@@ -273,11 +253,6 @@ bool softhca_cq_push_se(SofthcaState *s, uint32_t cqn, struct shca_cqe *cqe,
         softhca_eq_post(s, cq->eqn, SHCA_EQE_COMPLETION, cqn, 0);
     }
     return true;
-}
-
-bool softhca_cq_push(SofthcaState *s, uint32_t cqn, struct shca_cqe *cqe)
-{
-    return softhca_cq_push_se(s, cqn, cqe, false);
 }
 
 /*

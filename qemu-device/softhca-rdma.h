@@ -152,14 +152,14 @@ bool softhca_wq_read(SofthcaState *s, const SofthcaWq *wq, uint16_t index,
 /*
  * Write a CQE (its phase is set here) to CQ cqn, with overrun detection,
  * arming and the completion event; false if the CQ overran (or is in error
- * from an earlier overrun, or does not exist).  softhca_cq_push_se() is the
- * same for a completion that is solicited (a received SEND with the SE
- * bit): it also wakes a CQ armed with SOLICITED, which the CQE alone does
- * not tell.
+ * from an earlier overrun, or does not exist).  solicited: the completion
+ * of a received SEND with the SE bit, which also wakes a CQ armed with
+ * SOLICITED (the CQE alone does not tell).
  */
-bool softhca_cq_push(SofthcaState *s, uint32_t cqn, struct shca_cqe *cqe);
 bool softhca_cq_push_se(SofthcaState *s, uint32_t cqn, struct shca_cqe *cqe,
                         bool solicited);
+/* Whether CQ cqn overran: it takes no more CQEs (spec §13.1). */
+bool softhca_cq_in_error(SofthcaState *s, uint32_t cqn);
 
 /*
  * Copy len bytes between buf and the memory of MR key at addr, for PD
@@ -270,6 +270,10 @@ uint32_t softhca_mcast_qps(SofthcaState *s, const uint8_t *gid,
                            uint32_t qpns[SOFTHCA_MAX_MCAST_QP_ATTACH]);
 
 /* --- transport hooks, called by the object layer and the NIC ------------- */
+
+/* The engine's device-wide state: realize, unrealize. */
+void softhca_tp_init(SofthcaState *s);
+void softhca_tp_exit(SofthcaState *s);
 
 /*
  * CREATE_QP, its type and SQ set: reserve the host memory of its

@@ -42,8 +42,7 @@ static void softhca_disable(SofthcaState *s)
     softhca_nic_reset(s);
     softhca_fault_reset(s);
     softhca_loopback_reset(s);
-    bitmap_zero(s->pd_map, SOFTHCA_MAX_PD + 1);
-    bitmap_zero(s->uctx_map, s->db_pages);
+    softhca_pd_reset(s);
     softhca_db_reset(s);
     bitmap_zero(s->xrcd_map, SOFTHCA_MAX_XRCD + 1);
     memset(s->gids, 0, sizeof(s->gids));

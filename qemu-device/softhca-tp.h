@@ -100,7 +100,10 @@ SofthcaMemStatus softhca_sge_copy(SofthcaState *s, SofthcaQp *qp,
                                   const struct shca_sge *sge, unsigned nsge,
                                   uint64_t off, void *buf, uint64_t len,
                                   bool to_guest);
-/* Complete to cqn; solicited: the message asked for an event (SE). */
+/*
+ * Complete to cqn; solicited: the message asked for an event (SE).  A CQ
+ * that overran moves the QP to ERR.
+ */
 void softhca_tp_cqe(SofthcaState *s, SofthcaQp *qp, uint32_t cqn,
                     struct shca_cqe *cqe, bool solicited);
 

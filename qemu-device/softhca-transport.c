@@ -135,13 +135,55 @@ SofthcaMemStatus softhca_sge_copy(SofthcaState *s, SofthcaQp *qp,
     return len ? SOFTHCA_MEM_BAD_RANGE : SOFTHCA_MEM_OK;
 }
 
+/*
+ * A completion that finds its CQ overrun moves the QP to ERR (spec §13.1):
+ * this QP at once, and every other QP completing to a CQ in error from
+ * the bottom half, not from inside the push, whose flushes would push
+ * again.  Flushes that overrun other CQs schedule it again, and each run
+ * moves QPs to ERR for good, so it ends.
+ */
+static void softhca_tp_cq_error_bh(void *opaque)
+{
+    SofthcaState *s = opaque;
+
+    if (!softhca_work_begin_bh(s)) {
+        return;
+    }
+    for (uint32_t i = 0; i < SOFTHCA_QP_TABLE; i++) {
+        SofthcaQp *qp = &s->qps[i];
+
+        if (qp->valid && qp->state != SHCA_QPS_ERR &&
+            (softhca_cq_in_error(s, qp->send_cqn) ||
+             softhca_cq_in_error(s, qp->recv_cqn))) {
+            softhca_qp_error(s, qp, SHCA_EQE_QP_FATAL);
+        }
+    }
+    softhca_work_end(s);
+}
+
 void softhca_tp_cqe(SofthcaState *s, SofthcaQp *qp, uint32_t cqn,
                     struct shca_cqe *cqe, bool solicited)
 {
     trace_softhca_tp_cqe(qp->qpn, cqn, le16_to_cpu(cqe->wqe_index),
                          cqe->opcode, cqe->status);
     cqe->qpn = cpu_to_le32(qp->qpn);
-    softhca_cq_push_se(s, cqn, cqe, solicited);
+    if (!softhca_cq_push_se(s, cqn, cqe, solicited) &&
+        softhca_cq_in_error(s, cqn)) {
+        softhca_qp_error(s, qp, SHCA_EQE_QP_FATAL);
+        qemu_bh_schedule(s->cq_error_bh);
+    }
+}
+
+void softhca_tp_init(SofthcaState *s)
+{
+    s->cq_error_bh = qemu_bh_new_guarded(softhca_tp_cq_error_bh, s,
+                                         &DEVICE(s)->mem_reentrancy_guard);
+}
+
+void softhca_tp_exit(SofthcaState *s)
+{
+    qemu_bh_delete(s->cq_error_bh);
+    s->cq_error_bh = NULL;
 }
 
 /* --- hooks ---------------------------------------------------------------- */

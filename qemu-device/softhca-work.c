@@ -75,6 +75,7 @@ static void softhca_work_resume(SofthcaState *s)
     qemu_bh_schedule(s->db_bh);
     qemu_bh_schedule(s->loopback.bh);
     qemu_bh_schedule(s->nic_tx_bh);
+    qemu_bh_schedule(s->cq_error_bh);
     for (uint32_t i = 0; i < SOFTHCA_QP_TABLE; i++) {
         SofthcaQp *qp = &s->qps[i];
 

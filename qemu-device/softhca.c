@@ -105,6 +105,7 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
     s->srqs = g_new0(SofthcaSrq, SOFTHCA_MAX_SRQ + 1);
     s->xrcd_map = bitmap_new(SOFTHCA_MAX_XRCD + 1);
     softhca_fault_init(s);
+    softhca_tp_init(s);
     softhca_loopback_init(s);
     softhca_admin_init(s);
     softhca_nic_init(s);
@@ -126,6 +127,7 @@ static void softhca_exit(PCIDevice *pdev)
     softhca_regs_reset(s);
     softhca_work_exit(s);
     softhca_fault_exit(s);
+    softhca_tp_exit(s);
     softhca_loopback_exit(s);
     softhca_admin_exit(s);
     softhca_nic_exit(s);

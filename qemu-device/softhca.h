@@ -213,7 +213,7 @@ struct SofthcaState {
     uint64_t mr_pages;          /* page addresses held by all MRs */
     uint64_t tp_mem;            /* bytes of QP transport state reserved */
     SofthcaMcastGroup mcast[SOFTHCA_MAX_MCAST_GRP];
-    bool cq_overrun_sweep;      /* moving the QPs of overrun CQs to ERR */
+    QEMUBH *cq_error_bh;        /* moves the QPs of overrun CQs to ERR */
 
     /* the work budget (spec §19.3) */
     uint32_t work_depth;        /* callbacks of the device nested */
@@ -332,12 +332,19 @@ void softhca_eq_post_all(SofthcaState *s, uint8_t type, uint32_t obj,
                          uint64_t data);
 void softhca_eq_reset(SofthcaState *s);
 
-/* softhca-cq.c, softhca-qp.c, softhca-mr.c: RDMA objects (spec §13) */
-bool softhca_uctx_ok(SofthcaState *s, uint32_t uctx);
+/* softhca-pd.c: protection domains and user contexts (spec §5.3) */
+uint8_t softhca_pd_alloc(SofthcaState *s, uint32_t uctx, uint32_t *pdn);
+uint8_t softhca_pd_dealloc(SofthcaState *s, uint32_t pdn);
 bool softhca_pd_ok(SofthcaState *s, uint32_t pdn);
 /* An object of §13 takes or gives back its PD (DEALLOC_PD: BUSY). */
 void softhca_pd_hold(SofthcaState *s, uint32_t pdn);
 void softhca_pd_release(SofthcaState *s, uint32_t pdn);
+uint8_t softhca_uctx_alloc(SofthcaState *s, uint32_t *uctx);
+uint8_t softhca_uctx_dealloc(SofthcaState *s, uint32_t uctx);
+bool softhca_uctx_ok(SofthcaState *s, uint32_t uctx);
+void softhca_pd_reset(SofthcaState *s);
+
+/* softhca-cq.c, softhca-qp.c, softhca-mr.c: RDMA objects (spec §13) */
 uint8_t softhca_cq_create(SofthcaState *s, const struct shca_aq_create_cq *c,
                           uint32_t *cqn);
 uint8_t softhca_cq_destroy(SofthcaState *s, uint32_t cqn);
