@@ -76,7 +76,7 @@ static void softhca_comp_one(SofthcaState *s, SofthcaQp *qp, uint8_t status)
     }
     if (status != SHCA_CQE_SUCCESS) {
         timer_del(tp->retry_timer);
-        softhca_qp_error(s, qp, 0);
+        softhca_tp_error(s, qp, 0);
     }
 }
 

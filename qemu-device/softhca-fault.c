@@ -13,7 +13,7 @@
 
 #include "qemu/osdep.h"
 #include "qapi/error.h"
-#include "softhca-tp.h"
+#include "softhca.h"
 #include "softhca-rand.h"
 #include "trace.h"
 
@@ -54,16 +54,6 @@ bool softhca_fault_check_props(SofthcaState *s, Error **errp)
     return true;
 }
 
-static void softhca_fault_deliver(SofthcaState *s, SofthcaFaultDir dir,
-                                  const uint8_t *frame, size_t len)
-{
-    if (dir == SOFTHCA_FAULT_TX) {
-        softhca_port_xmit(s, frame, len);
-    } else {
-        softhca_tp_deliver(s, frame, len);
-    }
-}
-
 /*
  * Put frame (NULL: none) in the held slot and pass on what it held.  The
  * slot is refilled before that: passing a frame on may bring the next
@@ -91,7 +81,7 @@ static void softhca_fault_swap_held(SofthcaFaultPath *p, const uint8_t *frame,
     }
     trace_softhca_fault(softhca_fault_dir_name[p->dir], "release", held_len);
     while (held_copies--) {
-        softhca_fault_deliver(p->s, p->dir, held, held_len);
+        p->sink(p->s, held, held_len);
     }
 }
 
@@ -111,7 +101,7 @@ void softhca_fault_pass(SofthcaState *s, SofthcaFaultDir dir,
         any |= p->per_mille[k] != 0;
     }
     if (!any) {
-        softhca_fault_deliver(s, dir, frame, len);
+        p->sink(s, frame, len);
         return;
     }
     for (int k = 0; k < SOFTHCA_FAULT_KINDS; k++) {
@@ -138,7 +128,7 @@ void softhca_fault_pass(SofthcaState *s, SofthcaFaultDir dir,
         return;
     }
     while (copies--) {
-        softhca_fault_deliver(s, dir, frame, len);
+        p->sink(s, frame, len);
     }
     softhca_fault_swap_held(p, NULL, 0, 0);
 }
@@ -152,6 +142,12 @@ void softhca_fault_init(SofthcaState *s)
         p->dir = d;
         p->timer = softhca_timer_new(s, softhca_fault_timer_cb, p);
     }
+}
+
+void softhca_fault_set_sink(SofthcaState *s, SofthcaFaultDir dir,
+                            SofthcaFrameSink *sink)
+{
+    s->fault.path[dir].sink = sink;
 }
 
 void softhca_fault_reset(SofthcaState *s)

@@ -29,9 +29,14 @@ typedef enum SofthcaFaultKind {
 
 #define SOFTHCA_FAULT_PER_MILLE_MAX 1000
 
+/* Where the frames of a direction go on: the wire, or the transport. */
+typedef void SofthcaFrameSink(SofthcaState *s, const uint8_t *frame,
+                              size_t len);
+
 typedef struct SofthcaFaultPath {
     SofthcaState *s;
     SofthcaFaultDir dir;
+    SofthcaFrameSink *sink;
     uint32_t per_mille[SOFTHCA_FAULT_KINDS];    /* properties */
     uint64_t rng;
     /* a frame held back, and how many times to pass it on */
@@ -48,13 +53,16 @@ typedef struct SofthcaFault {
 
 bool softhca_fault_check_props(SofthcaState *s, Error **errp);
 void softhca_fault_init(SofthcaState *s);
+/* The layer that takes a direction's frames: set once, at realize. */
+void softhca_fault_set_sink(SofthcaState *s, SofthcaFaultDir dir,
+                            SofthcaFrameSink *sink);
 /* Discard held frames and restart the generators from the seed. */
 void softhca_fault_reset(SofthcaState *s);
 void softhca_fault_exit(SofthcaState *s);
 /*
  * A frame of the transport on its way to the wire (TX) or from it (RX):
- * passed on to softhca_port_xmit() or softhca_tp_deliver() zero, one or
- * two times, now or after the next frame.
+ * passed on to the direction's sink zero, one or two times, now or after
+ * the next frame.
  */
 void softhca_fault_pass(SofthcaState *s, SofthcaFaultDir dir,
                         const uint8_t *frame, size_t len);

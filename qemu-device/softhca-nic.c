@@ -168,10 +168,14 @@ static void softhca_nic_tx_bh(void *opaque)
     }
 }
 
+static void softhca_port_xmit(SofthcaState *s, const uint8_t *frame,
+                              size_t len);
+
 void softhca_nic_init(SofthcaState *s)
 {
     s->nic_tx_bh = qemu_bh_new_guarded(softhca_nic_tx_bh, s,
                                        &DEVICE(s)->mem_reentrancy_guard);
+    softhca_fault_set_sink(s, SOFTHCA_FAULT_TX, softhca_port_xmit);
 }
 
 void softhca_nic_exit(SofthcaState *s)
@@ -235,14 +239,42 @@ static bool softhca_nic_has_buffer(SofthcaState *s)
            s->nic_rx.head != s->nic_rx.tail;
 }
 
+/* --- the port: the transport's frames, and the NIC function's ---------- */
+
+void softhca_port_send(SofthcaState *s, const uint8_t *frame, size_t len)
+{
+    s->rdma_stats[SHCA_STAT_TX_PACKETS]++;
+    softhca_fault_pass(s, SOFTHCA_FAULT_TX, frame, len);
+}
+
+/* Where fault injection passes the transport's frames on: the wire. */
+static void softhca_port_xmit(SofthcaState *s, const uint8_t *frame,
+                              size_t len)
+{
+    if (!softhca_loopback_tx(s, frame, len, true)) {
+        qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+    }
+}
+
+uint32_t softhca_port_mtu(const SofthcaState *s)
+{
+    uint32_t mtu = 4096;
+
+    while (mtu > 256 && mtu > s->mtu) {
+        mtu >>= 1;
+    }
+    return mtu;
+}
+
 void softhca_port_receive(SofthcaState *s, const uint8_t *buf, size_t size)
 {
     SofthcaRing *r = &s->nic_rx;
     uint64_t addr = softhca_desc_addr(r, r->head);
     struct shca_nic_rxd rxd;
 
+    /* to the transport, through fault injection, whose sink it set */
     if (softhca_is_roce(s, buf, size)) {
-        softhca_tp_receive(s, buf, size);
+        softhca_fault_pass(s, SOFTHCA_FAULT_RX, buf, size);
         return;
     }
     if (!softhca_nic_has_buffer(s)) {

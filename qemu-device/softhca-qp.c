@@ -449,7 +449,7 @@ uint8_t softhca_qp_modify(SofthcaState *s, const struct shca_aq_qp_attr *c)
                 return SHCA_AQ_OK;
             }
         }
-        softhca_srq_qp_error(s, qp);
+        softhca_tp_last_wqe(s, qp);
     } else if (next == SHCA_QPS_SQD && old == SHCA_QPS_RTS) {
         softhca_tp_sqd(s, qp, mask & SHCA_QP_ATTR_SQD_NOTIFY);
     } else if (next == SHCA_QPS_RTS && old != SHCA_QPS_RTS &&
@@ -500,21 +500,6 @@ uint8_t softhca_qp_query(SofthcaState *s, const struct shca_aq_qp_attr *c)
     return SHCA_AQ_OK;
 }
 
-void softhca_qp_error(SofthcaState *s, SofthcaQp *qp, uint8_t eqe_type)
-{
-    if (!qp->valid || qp->state == SHCA_QPS_ERR) {
-        return;
-    }
-    trace_softhca_qp_error(qp->qpn, qp->state, eqe_type);
-    qp->state = SHCA_QPS_ERR;
-    qp->attr.state = SHCA_QPS_ERR;
-    softhca_tp_flush(s, qp);
-    if (eqe_type) {
-        softhca_eq_post(s, 0, eqe_type, qp->qpn, 0);
-    }
-    softhca_srq_qp_error(s, qp);
-}
-
 /* Take count pi of wq as its doorbell; false if it runs past the ring. */
 static bool softhca_wq_post(SofthcaState *s, SofthcaQp *qp, SofthcaWq *wq,
                             uint16_t pi)
@@ -523,7 +508,7 @@ static bool softhca_wq_post(SofthcaState *s, SofthcaQp *qp, SofthcaWq *wq,
         qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u %s count %u runs "
                       "past the ring (device at %u)\n", qp->qpn,
                       wq == &qp->sq ? "SQ" : "RQ", pi, wq->ci);
-        softhca_qp_error(s, qp, SHCA_EQE_QP_FATAL);
+        softhca_tp_error(s, qp, SHCA_EQE_QP_FATAL);
         return false;
     }
     wq->pi = pi;

@@ -186,13 +186,6 @@ SofthcaMemStatus softhca_mem_copy(SofthcaState *s, const SofthcaQp *qp,
 uint64_t *softhca_mem_map_word(SofthcaState *s, const SofthcaQp *qp,
                                uint32_t key, uint64_t addr, uint32_t access);
 
-/*
- * Move a QP to ERR (flushing its WQEs through softhca_tp_flush) and post
- * eqe_type (SHCA_EQE_QP_*, obj = qpn) on EQ 0 unless it is 0.  Nothing
- * happens to a QP already in ERR.
- */
-void softhca_qp_error(SofthcaState *s, SofthcaQp *qp, uint8_t eqe_type);
-
 /* The QPs of the datagram service (spec §17). */
 /* RC, and both halves of XRC: acknowledged, with READ and atomics. */
 static inline bool softhca_qp_is_rc(const SofthcaQp *qp)
@@ -257,8 +250,6 @@ SofthcaSrq *softhca_srq_get(SofthcaState *s, uint32_t srqn);
 SofthcaWq *softhca_qp_recv_wq(SofthcaState *s, SofthcaQp *qp);
 /* After a QP took a WQE from its SRQ: the record, the limit event. */
 void softhca_srq_taken(SofthcaState *s, SofthcaQp *qp);
-/* A QP entered ERR: with an SRQ it reports its last WQE reached. */
-void softhca_srq_qp_error(SofthcaState *s, SofthcaQp *qp);
 
 /* softhca-mcast.c: multicast groups (spec §17.3) */
 uint8_t softhca_mcast_attach(SofthcaState *s, const struct shca_aq_mcast *c);
@@ -274,6 +265,14 @@ uint32_t softhca_mcast_qps(SofthcaState *s, const uint8_t *gid,
 /* The engine's device-wide state: realize, unrealize. */
 void softhca_tp_init(SofthcaState *s);
 void softhca_tp_exit(SofthcaState *s);
+/*
+ * Move a QP to ERR (flushing its WQEs through softhca_tp_flush) and post
+ * eqe_type (SHCA_EQE_QP_*, obj = qpn) on EQ 0 unless it is 0.  Nothing
+ * happens to a QP already in ERR.
+ */
+void softhca_tp_error(SofthcaState *s, SofthcaQp *qp, uint8_t eqe_type);
+/* A QP entered ERR: with an SRQ it reports its last WQE reached. */
+void softhca_tp_last_wqe(SofthcaState *s, SofthcaQp *qp);
 
 /*
  * CREATE_QP, its type and SQ set: reserve the host memory of its
@@ -311,7 +310,5 @@ void softhca_tp_destroy(SofthcaState *s, SofthcaQp *qp);
  */
 void softhca_tp_sq_kick(SofthcaState *s, SofthcaQp *qp);
 void softhca_tp_rq_kick(SofthcaState *s, SofthcaQp *qp);
-/* A received RoCEv2 frame for one of our GIDs (spec §7). */
-void softhca_tp_receive(SofthcaState *s, const uint8_t *frame, size_t len);
 
 #endif /* HW_SOFTHCA_RDMA_H */

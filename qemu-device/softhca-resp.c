@@ -694,8 +694,30 @@ static void softhca_resp_error(SofthcaState *s, SofthcaQp *qp,
                               SHCA_CQE_REM_INV_REQ_ERR, SHCA_CQE_OP_RECV,
                               0, 0, qp->tp.recv_off, false);
     }
-    softhca_qp_error(s, qp, r == SOFTHCA_RESP_ACCESS ? SHCA_EQE_QP_ACCESS_ERR
+    softhca_tp_error(s, qp, r == SOFTHCA_RESP_ACCESS ? SHCA_EQE_QP_ACCESS_ERR
                                                      : SHCA_EQE_QP_REQ_ERR);
+}
+
+/*
+ * Point an XRC target QP at the SRQ, PD and CQ of the XRC SRQ a request
+ * names (spec §13.7); false if it names none of the QP's domain.
+ */
+static bool softhca_xrc_target(SofthcaState *s, SofthcaQp *qp,
+                               const SofthcaRocePacket *p)
+{
+    SofthcaSrq *srq = softhca_srq_get(s, p->xrc_srqn);
+
+    if (!(p->xh & SOFTHCA_XH_XRCETH) || !srq || !srq->xrc ||
+        srq->xrcdn != qp->xrcdn) {
+        return false;
+    }
+    /* a message in progress keeps the SRQ its first packet named */
+    if (!qp->tp.have_recv) {
+        qp->srqn = srq->srqn;
+        qp->recv_cqn = srq->cqn;
+    }
+    qp->pdn = srq->pdn;
+    return true;
 }
 
 /*
@@ -735,7 +757,7 @@ static void softhca_resp_uc(SofthcaState *s, SofthcaQp *qp,
     } else if (r == SOFTHCA_RESP_RNR || r == SOFTHCA_RESP_ACCESS) {
         tp->uc_drop = true;     /* the message is silently dropped */
     } else {
-        softhca_qp_error(s, qp, SHCA_EQE_QP_REQ_ERR);
+        softhca_tp_error(s, qp, SHCA_EQE_QP_REQ_ERR);
     }
 }
 

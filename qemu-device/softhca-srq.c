@@ -275,10 +275,3 @@ void softhca_srq_taken(SofthcaState *s, SofthcaQp *qp)
         softhca_eq_post(s, 0, SHCA_EQE_SRQ_LIMIT, srq->srqn, 0);
     }
 }
-
-void softhca_srq_qp_error(SofthcaState *s, SofthcaQp *qp)
-{
-    if (qp->srqn) {
-        softhca_eq_post(s, 0, SHCA_EQE_QP_LAST_WQE, qp->qpn, 0);
-    }
-}

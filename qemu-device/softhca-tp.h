@@ -44,16 +44,11 @@
 #define SOFTHCA_TP_FRAME_MAX    4352
 
 /* softhca-transport.c */
-/* Send a frame of the transport: through fault injection to the wire. */
-void softhca_port_send(SofthcaState *s, const uint8_t *frame, size_t len);
-/* The frames fault injection passes on: to the wire, to the transport. */
-void softhca_port_xmit(SofthcaState *s, const uint8_t *frame, size_t len);
+/* A received frame of the transport, from fault injection (its RX sink). */
 void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len);
 /* Drop a received frame, counting it in rdma_stats[stat] (SHCA_STAT_*). */
 void softhca_tp_drop(SofthcaState *s, unsigned stat, size_t len,
                      const char *why);
-/* The largest IBA MTU (256..4096) not above the port's Ethernet MTU. */
-uint32_t softhca_port_mtu(const SofthcaState *s);
 /* SOFTHCA_TRANSPORT_RC or _UC, by the QP's type. */
 uint8_t softhca_tp_transport(const SofthcaQp *qp);
 uint32_t softhca_tp_mtu(const SofthcaQp *qp);
@@ -73,13 +68,6 @@ static inline bool softhca_tp_sends(const SofthcaQp *qp)
 {
     return qp->state == SHCA_QPS_RTS || qp->state == SHCA_QPS_SQD;
 }
-
-/*
- * softhca-xrc.c: point an XRC target QP at the SRQ, PD and CQ of the XRC
- * SRQ a request names; false if it names none of the QP's domain.
- */
-bool softhca_xrc_target(SofthcaState *s, SofthcaQp *qp,
-                        const SofthcaRocePacket *p);
 
 /* SQD with SQD_NOTIFY and every WQE started completed: SQ_DRAINED, once. */
 void softhca_comp_sqd_drained(SofthcaState *s, SofthcaQp *qp);

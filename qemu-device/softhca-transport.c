@@ -16,19 +16,6 @@
 
 #define SOFTHCA_PKEY_DEFAULT    0xffff
 
-void softhca_port_send(SofthcaState *s, const uint8_t *frame, size_t len)
-{
-    s->rdma_stats[SHCA_STAT_TX_PACKETS]++;
-    softhca_fault_pass(s, SOFTHCA_FAULT_TX, frame, len);
-}
-
-void softhca_port_xmit(SofthcaState *s, const uint8_t *frame, size_t len)
-{
-    if (!softhca_loopback_tx(s, frame, len, true)) {
-        qemu_send_packet(qemu_get_queue(s->nic), frame, len);
-    }
-}
-
 uint8_t softhca_tp_transport(const SofthcaQp *qp)
 {
     switch (qp->type) {
@@ -135,6 +122,28 @@ SofthcaMemStatus softhca_sge_copy(SofthcaState *s, SofthcaQp *qp,
     return len ? SOFTHCA_MEM_BAD_RANGE : SOFTHCA_MEM_OK;
 }
 
+void softhca_tp_last_wqe(SofthcaState *s, SofthcaQp *qp)
+{
+    if (qp->srqn) {
+        softhca_eq_post(s, 0, SHCA_EQE_QP_LAST_WQE, qp->qpn, 0);
+    }
+}
+
+void softhca_tp_error(SofthcaState *s, SofthcaQp *qp, uint8_t eqe_type)
+{
+    if (!qp->valid || qp->state == SHCA_QPS_ERR) {
+        return;
+    }
+    trace_softhca_qp_error(qp->qpn, qp->state, eqe_type);
+    qp->state = SHCA_QPS_ERR;
+    qp->attr.state = SHCA_QPS_ERR;
+    softhca_tp_flush(s, qp);
+    if (eqe_type) {
+        softhca_eq_post(s, 0, eqe_type, qp->qpn, 0);
+    }
+    softhca_tp_last_wqe(s, qp);
+}
+
 /*
  * A completion that finds its CQ overrun moves the QP to ERR (spec §13.1):
  * this QP at once, and every other QP completing to a CQ in error from
@@ -155,7 +164,7 @@ static void softhca_tp_cq_error_bh(void *opaque)
         if (qp->valid && qp->state != SHCA_QPS_ERR &&
             (softhca_cq_in_error(s, qp->send_cqn) ||
              softhca_cq_in_error(s, qp->recv_cqn))) {
-            softhca_qp_error(s, qp, SHCA_EQE_QP_FATAL);
+            softhca_tp_error(s, qp, SHCA_EQE_QP_FATAL);
         }
     }
     softhca_work_end(s);
@@ -169,13 +178,14 @@ void softhca_tp_cqe(SofthcaState *s, SofthcaQp *qp, uint32_t cqn,
     cqe->qpn = cpu_to_le32(qp->qpn);
     if (!softhca_cq_push_se(s, cqn, cqe, solicited) &&
         softhca_cq_in_error(s, cqn)) {
-        softhca_qp_error(s, qp, SHCA_EQE_QP_FATAL);
+        softhca_tp_error(s, qp, SHCA_EQE_QP_FATAL);
         qemu_bh_schedule(s->cq_error_bh);
     }
 }
 
 void softhca_tp_init(SofthcaState *s)
 {
+    softhca_fault_set_sink(s, SOFTHCA_FAULT_RX, softhca_tp_deliver);
     s->cq_error_bh = qemu_bh_new_guarded(softhca_tp_cq_error_bh, s,
                                          &DEVICE(s)->mem_reentrancy_guard);
 }
@@ -396,21 +406,6 @@ void softhca_tp_drop(SofthcaState *s, unsigned stat, size_t len,
 {
     s->rdma_stats[stat]++;
     trace_softhca_tp_rx_drop(len, why);
-}
-
-uint32_t softhca_port_mtu(const SofthcaState *s)
-{
-    uint32_t mtu = 4096;
-
-    while (mtu > 256 && mtu > s->mtu) {
-        mtu >>= 1;
-    }
-    return mtu;
-}
-
-void softhca_tp_receive(SofthcaState *s, const uint8_t *frame, size_t len)
-{
-    softhca_fault_pass(s, SOFTHCA_FAULT_RX, frame, len);
 }
 
 void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len)

@@ -144,7 +144,7 @@ void softhca_ud_send_run(SofthcaState *s, SofthcaQp *qp)
         if (status != SHCA_CQE_SUCCESS) {
             qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: bad UD send WQE "
                           "%u: status %u\n", qp->qpn, index, status);
-            softhca_qp_error(s, qp, 0);
+            softhca_tp_error(s, qp, 0);
         }
     }
 }
@@ -211,7 +211,7 @@ static void softhca_ud_deliver(SofthcaState *s, SofthcaQp *qp,
     }
     s->rdma_stats[SHCA_STAT_RX_PACKETS]++;
     if (r != SOFTHCA_RESP_DONE) {
-        softhca_qp_error(s, qp, 0);     /* a bad receive WQE */
+        softhca_tp_error(s, qp, 0);     /* a bad receive WQE */
         return;
     }
     softhca_ud_grh(frame, u, grh);
@@ -221,7 +221,7 @@ static void softhca_ud_deliver(SofthcaState *s, SofthcaQp *qp,
                                p->payload_len) != SOFTHCA_MEM_OK) {
         cqe.status = SHCA_CQE_LOC_PROT_ERR;
         softhca_resp_recv_done(s, qp, &cqe, false);
-        softhca_qp_error(s, qp, 0);     /* its own bad lkey */
+        softhca_tp_error(s, qp, 0);     /* its own bad lkey */
         return;
     }
     cqe.byte_len = cpu_to_le32(need);

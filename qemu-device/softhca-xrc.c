@@ -96,21 +96,3 @@ uint8_t softhca_xrc_tgt_create(SofthcaState *s,
     trace_softhca_qp_create(*qpn, c->type, 0, xrcdn, 0, 0);
     return SHCA_AQ_OK;
 }
-
-bool softhca_xrc_target(SofthcaState *s, SofthcaQp *qp,
-                        const SofthcaRocePacket *p)
-{
-    SofthcaSrq *srq = softhca_srq_get(s, p->xrc_srqn);
-
-    if (!(p->xh & SOFTHCA_XH_XRCETH) || !srq || !srq->xrc ||
-        srq->xrcdn != qp->xrcdn) {
-        return false;
-    }
-    /* a message in progress keeps the SRQ its first packet named */
-    if (!qp->tp.have_recv) {
-        qp->srqn = srq->srqn;
-        qp->recv_cqn = srq->cqn;
-    }
-    qp->pdn = srq->pdn;
-    return true;
-}

@@ -393,8 +393,15 @@ void softhca_nic_rx_doorbell(SofthcaState *s, uint32_t tail);
 void softhca_nic_reset(SofthcaState *s);
 void softhca_nic_init(SofthcaState *s);
 void softhca_nic_exit(SofthcaState *s);
-/* A frame from the wire or the loopback: the transport's or the NIC's. */
+/*
+ * The port (spec §7): a frame from the wire or the loopback, the
+ * transport's (through fault injection to its sink) or the NIC's; a frame
+ * of the transport to send, through fault injection to the wire; the
+ * largest IBA MTU (256..4096) not above the port's Ethernet MTU.
+ */
 void softhca_port_receive(SofthcaState *s, const uint8_t *buf, size_t size);
+void softhca_port_send(SofthcaState *s, const uint8_t *frame, size_t len);
+uint32_t softhca_port_mtu(const SofthcaState *s);
 
 /* softhca-loopback.c */
 void softhca_loopback_init(SofthcaState *s);
