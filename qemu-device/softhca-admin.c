@@ -297,26 +297,10 @@ static bool softhca_post_completion(SofthcaState *s, uint16_t cmd_id,
     return true;
 }
 
-bool coroutine_fn softhca_admin_step(SofthcaState *s, uint32_t units)
-{
-    while (!s->admin_abort && !softhca_work_spend(s, units)) {
-        qemu_coroutine_yield();
-    }
-    return !s->admin_abort;
-}
-
-bool coroutine_fn softhca_admin_wait(SofthcaState *s)
-{
-    if (!s->admin_abort) {
-        qemu_coroutine_yield();
-    }
-    return !s->admin_abort;
-}
-
 /*
  * Run commands from the device's head to the driver's tail while the ACQ
  * has room.  A command's steps spend the work budget; when the budget of
- * a callback is spent, the command waits (softhca_admin_step) and the
+ * a callback is spent, the command waits (softhca_work_step) and the
  * bottom half goes on with it, so that no doorbell holds the main loop
  * for a ring of costly commands, or for one (issue 25, defect 2).  The
  * commands after it wait with it.
@@ -326,7 +310,7 @@ static void coroutine_fn softhca_admin_run(void *opaque)
     SofthcaState *s = opaque;
 
     while (softhca_ready(s) && s->aq.head != s->aq.tail &&
-           !softhca_acq_full(s) && softhca_admin_step(s, SOFTHCA_WORK_CMD)) {
+           !softhca_acq_full(s) && softhca_work_step(s, SOFTHCA_WORK_CMD)) {
         struct shca_aq_entry cmd;
         uint32_t result = 0;
         uint8_t status;

@@ -105,7 +105,7 @@ static uint8_t softhca_cq_copy(SofthcaState *s, const SofthcaCq *cq,
     for (k = 0; k != cq->pi - ci; k++) {
         uint64_t from = (uint64_t)((ci + k) & mask) * SHCA_CQE_SIZE;
 
-        if (!softhca_admin_step(s, SOFTHCA_WORK_CQE)) {
+        if (!softhca_work_step(s, SOFTHCA_WORK_CQE)) {
             return SHCA_AQ_BAD_ADDR;
         }
         if (cq->error || cq->pi - ci > (1u << log_size)) {

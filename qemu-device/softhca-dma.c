@@ -1,5 +1,6 @@
 /*
- * softhca: guest memory access
+ * softhca: the device as a bus master: guest memory access, and MSI-X
+ * messages
  *
  * Every access the device makes to guest memory goes through these helpers.
  * An address is usable only if the whole range is guest RAM as seen by the
@@ -15,6 +16,7 @@
 #include "qemu/log.h"
 #include "qemu/rcu.h"
 #include "system/dma.h"
+#include "hw/pci/msix.h"
 #include "softhca.h"
 #include "trace.h"
 
@@ -133,12 +135,12 @@ static bool softhca_page_ok(SofthcaState *s, uint64_t page, uint8_t shift)
 
 /*
  * Read n little-endian page addresses at addr into pages[], as a step of
- * an admin command (softhca_admin_step).
+ * an admin command (softhca_work_step).
  */
 static bool softhca_buf_read_list(SofthcaState *s, uint64_t addr,
                                   uint64_t *pages, uint32_t n)
 {
-    if (!softhca_admin_step(s, n * SOFTHCA_WORK_PAGE) ||
+    if (!softhca_work_step(s, n * SOFTHCA_WORK_PAGE) ||
         !softhca_dma_read(s, addr, pages, (size_t)n * sizeof(uint64_t))) {
         return false;
     }
@@ -203,7 +205,7 @@ static uint8_t softhca_buf_take(SofthcaState *s, SofthcaBuf *buf,
 
     for (i = 0; i < npages; i++) {
         if ((i % SHCA_BUF_LIST_MAX == 0 &&
-             !softhca_admin_step(s, MIN(npages - i, SHCA_BUF_LIST_MAX) *
+             !softhca_work_step(s, MIN(npages - i, SHCA_BUF_LIST_MAX) *
                                     SOFTHCA_WORK_PAGE)) ||
             !softhca_page_ok(s, buf->pages[i], shift)) {
             goto bad_addr;
@@ -249,4 +251,14 @@ uint64_t softhca_buf_addr(const SofthcaBuf *buf, uint64_t offset)
     uint64_t mask = (1ull << buf->page_shift) - 1;
 
     return buf->pages[offset >> buf->page_shift] + (offset & mask);
+}
+
+void softhca_irq(SofthcaState *s, unsigned vector)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    if (msix_enabled(pdev)) {
+        trace_softhca_irq(vector);
+        msix_notify(pdev, vector);
+    }
 }

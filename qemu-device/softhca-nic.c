@@ -306,8 +306,8 @@ void softhca_port_receive(SofthcaState *s, const uint8_t *buf, size_t size)
     softhca_nic_signal(s);
 }
 
-static ssize_t softhca_nic_receive(NetClientState *nc, const uint8_t *buf,
-                                   size_t size)
+ssize_t softhca_nic_receive(NetClientState *nc, const uint8_t *buf,
+                            size_t size)
 {
     SofthcaState *s = qemu_get_nic_opaque(nc);
 
@@ -317,15 +317,3 @@ static ssize_t softhca_nic_receive(NetClientState *nc, const uint8_t *buf,
     softhca_work_end(s);
     return size;
 }
-
-static void softhca_nic_link_status_changed(NetClientState *nc)
-{
-    softhca_link_update(qemu_get_nic_opaque(nc));
-}
-
-NetClientInfo softhca_net_info = {
-    .type = NET_CLIENT_DRIVER_NIC,
-    .size = sizeof(NICState),
-    .receive = softhca_nic_receive,
-    .link_status_changed = softhca_nic_link_status_changed,
-};

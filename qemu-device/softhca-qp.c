@@ -445,7 +445,7 @@ uint8_t softhca_qp_modify(SofthcaState *s, const struct shca_aq_qp_attr *c)
     if (next == SHCA_QPS_ERR && old != SHCA_QPS_ERR) {
         /* the command completes once every WQE has (spec §13.2) */
         while (!softhca_tp_flush(s, qp)) {
-            if (!softhca_admin_wait(s)) {
+            if (!softhca_work_wait(s)) {
                 return SHCA_AQ_OK;
             }
         }

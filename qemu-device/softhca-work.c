@@ -14,6 +14,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/coroutine.h"
 #include "system/runstate.h"
 #include "softhca-rdma.h"
 #include "trace.h"
@@ -53,6 +54,26 @@ bool softhca_work_spend(SofthcaState *s, uint32_t units)
     }
     s->work_used += units;
     return true;
+}
+
+/*
+ * In the admin coroutine (softhca-admin.c): a long command waits here for
+ * the budget of later callbacks, from the admin bottom half.
+ */
+bool coroutine_fn softhca_work_step(SofthcaState *s, uint32_t units)
+{
+    while (!s->admin_abort && !softhca_work_spend(s, units)) {
+        qemu_coroutine_yield();
+    }
+    return !s->admin_abort;
+}
+
+bool coroutine_fn softhca_work_wait(SofthcaState *s)
+{
+    if (!s->admin_abort) {
+        qemu_coroutine_yield();
+    }
+    return !s->admin_abort;
 }
 
 bool softhca_work_begin_bh(SofthcaState *s)

@@ -27,24 +27,23 @@
 #define SOFTHCA_MAX_DB_PAGES    4096
 #define SOFTHCA_PCIE_CAP_OFFSET 0xa0
 
-void softhca_irq(SofthcaState *s, unsigned vector)
+/* The port's link went up or down: PORT_CHANGE on every EQ (spec §7). */
+static void softhca_link_status_changed(NetClientState *nc)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
-
-    if (msix_enabled(pdev)) {
-        trace_softhca_irq(vector);
-        msix_notify(pdev, vector);
-    }
-}
-
-void softhca_link_update(SofthcaState *s)
-{
+    SofthcaState *s = qemu_get_nic_opaque(nc);
     bool up = !qemu_get_queue(s->nic)->link_down;
 
     trace_softhca_link(up);
     softhca_eq_post_all(s, SHCA_EQE_PORT_CHANGE, 1,
                         up ? SHCA_PORT_LINK_UP : 0);
 }
+
+static NetClientInfo softhca_net_info = {
+    .type = NET_CLIENT_DRIVER_NIC,
+    .size = sizeof(NICState),
+    .receive = softhca_nic_receive,
+    .link_status_changed = softhca_link_status_changed,
+};
 
 static bool softhca_check_props(SofthcaState *s, Error **errp)
 {

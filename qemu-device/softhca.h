@@ -267,19 +267,25 @@ bool softhca_work_fits(const SofthcaState *s, uint32_t units);
  * the BH then does nothing, and runs again when the VM does (spec §19).
  */
 bool softhca_work_begin_bh(SofthcaState *s);
+/*
+ * In an admin command: spend units, waiting for the budgets of later
+ * callbacks if this one's is spent; false if a reset ends the command,
+ * which then gives back what it took and fails.
+ */
+bool coroutine_fn softhca_work_step(SofthcaState *s, uint32_t units);
+/* Wait for the next callback's budget; false if a reset ends the command. */
+bool coroutine_fn softhca_work_wait(SofthcaState *s);
 void softhca_work_init(SofthcaState *s);
 void softhca_work_exit(SofthcaState *s);
 
-/* softhca.c */
-void softhca_irq(SofthcaState *s, unsigned vector);
-void softhca_link_update(SofthcaState *s);
 
 /* softhca-regs.c */
 extern const MemoryRegionOps softhca_regs_ops;
 void softhca_regs_reset(SofthcaState *s);
 void softhca_fatal(SofthcaState *s, uint32_t code);
 
-/* softhca-dma.c */
+/* softhca-dma.c; and an MSI-X message, if MSI-X is enabled */
+void softhca_irq(SofthcaState *s, unsigned vector);
 bool softhca_dma_ok(SofthcaState *s, uint64_t addr, uint64_t len);
 bool softhca_dma_read(SofthcaState *s, uint64_t addr, void *buf, size_t len);
 bool softhca_dma_write(SofthcaState *s, uint64_t addr, const void *buf,
@@ -303,14 +309,6 @@ uint64_t softhca_buf_addr(const SofthcaBuf *buf, uint64_t offset);
 
 /* softhca-admin.c */
 void softhca_admin_kick(SofthcaState *s);
-/*
- * In an admin command: spend units, waiting for the budgets of later
- * callbacks if this one's is spent; false if a reset ends the command,
- * which then gives back what it took and fails.
- */
-bool coroutine_fn softhca_admin_step(SofthcaState *s, uint32_t units);
-/* Wait for the next callback's budget; false if a reset ends the command. */
-bool coroutine_fn softhca_admin_wait(SofthcaState *s);
 void softhca_admin_init(SofthcaState *s);
 void softhca_admin_exit(SofthcaState *s);
 void softhca_admin_reset(SofthcaState *s);
@@ -385,7 +383,9 @@ void softhca_srq_doorbell(SofthcaState *s, uint32_t uctx, uint32_t val);
 void softhca_srq_reset(SofthcaState *s);
 
 /* softhca-nic.c */
-extern NetClientInfo softhca_net_info;
+/* The netdev's receive callback (NetClientInfo.receive). */
+ssize_t softhca_nic_receive(NetClientState *nc, const uint8_t *buf,
+                            size_t size);
 void softhca_nic_write_ctrl(SofthcaState *s, uint32_t val);
 void softhca_nic_write_irq(SofthcaState *s, uint32_t val);
 void softhca_nic_tx_doorbell(SofthcaState *s, uint32_t tail);
