@@ -20,6 +20,18 @@ static bool softhca_ring_cfg_ok(SofthcaState *s, uint64_t base, uint32_t log,
            softhca_dma_ok(s, base, (uint64_t)entry_size << log);
 }
 
+/*
+ * STATUS.FATAL (spec §10): every cause is the admin path's, a bad
+ * configuration, a doorbell past the ring, or DMA that failed.
+ */
+void softhca_fatal(SofthcaState *s, uint32_t code)
+{
+    qemu_log_mask(LOG_GUEST_ERROR, "softhca: fatal error, code %u\n", code);
+    trace_softhca_fatal(code);
+    s->status |= SHCA_STATUS_FATAL;
+    s->fatal_code = code;
+}
+
 /* Called on CTRL.EN 0 -> 1: latch and check the admin configuration. */
 bool softhca_admin_start(SofthcaState *s)
 {

@@ -1,7 +1,7 @@
 /*
  * softhca: fast registration and invalidation of memory regions (spec
- * §18) -- the REG_MR command of a fast-registration MR, and the REG_MR
- * and LOCAL_INV work requests and SEND with invalidate that change it.
+ * §18) -- the REG_MR and LOCAL_INV work requests and SEND with invalidate
+ * that change a fast-registration MR (REG_MR made it, softhca-mr.c).
  *
  * Copyright (c) 2026 The softhca authors
  *
@@ -14,50 +14,11 @@
 #include "softhca-rdma.h"
 #include "trace.h"
 
-#define SOFTHCA_FAST_PAGE_SHIFT_MIN 12
 #define SOFTHCA_FAST_PAGE_SHIFT_MAX 21
-#define SOFTHCA_FAST_LIST_SIZE      4096        /* one page of addresses */
 #define SOFTHCA_FAST_ACCESS     (SHCA_ACCESS_LOCAL_WRITE | \
                                  SHCA_ACCESS_REMOTE_WRITE | \
                                  SHCA_ACCESS_REMOTE_READ | \
                                  SHCA_ACCESS_REMOTE_ATOMIC)
-
-/*
- * REG_MR with FAST_REG (spec §13.3): no range and no rights yet, and a
- * DIRECT one-page buffer of 4 KiB that will list up to npages pages.
- */
-uint8_t softhca_mr_reg_fast(SofthcaState *s, SofthcaMr *mr,
-                            const struct shca_aq_reg_mr *c, uint32_t *key)
-{
-    const struct shca_buf_desc *d = &c->pages;
-    uint64_t list = le64_to_cpu(d->addr);
-    uint32_t npages = le32_to_cpu(d->npages);
-
-    if (le32_to_cpu(c->access) != SHCA_ACCESS_FAST_REG || c->iova ||
-        c->length || c->first_offset || d->flags != SHCA_BUF_DIRECT ||
-        d->page_shift != SOFTHCA_FAST_PAGE_SHIFT_MIN || d->rsvd ||
-        npages == 0 || npages > SOFTHCA_MAX_FAST_REG_PAGES) {
-        return SHCA_AQ_BAD_PARAM;
-    }
-    if (!QEMU_IS_ALIGNED(list, SOFTHCA_FAST_LIST_SIZE) ||
-        !softhca_dma_ok(s, list, SOFTHCA_FAST_LIST_SIZE)) {
-        return SHCA_AQ_BAD_ADDR;
-    }
-    if (npages > SOFTHCA_MAX_MR_PAGES - s->mr_pages) {
-        return SHCA_AQ_NO_RESOURCES;
-    }
-    s->mr_pages += npages;
-    mr->valid = true;
-    mr->fast_reg = true;
-    mr->fast_valid = false;
-    mr->pdn = le32_to_cpu(c->pdn);
-    softhca_pd_hold(s, mr->pdn);
-    mr->list_addr = list;
-    mr->max_pages = npages;
-    *key = softhca_mr_key(s, mr);
-    trace_softhca_mr_reg(*key, mr->pdn, SHCA_ACCESS_FAST_REG, 0, 0, npages);
-    return SHCA_AQ_OK;
-}
 
 SofthcaMr *softhca_mr_fast_valid(SofthcaState *s, uint32_t pdn, uint32_t key)
 {

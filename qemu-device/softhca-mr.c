@@ -114,6 +114,44 @@ static uint8_t softhca_mr_describe(SofthcaState *s,
     return SHCA_AQ_OK;
 }
 
+/*
+ * REG_MR with FAST_REG (spec §13.3): no range and no rights yet, and a
+ * DIRECT one-page buffer of 4 KiB that will list up to npages pages.
+ */
+static uint8_t softhca_mr_reg_fast(SofthcaState *s, SofthcaMr *mr,
+                                   const struct shca_aq_reg_mr *c,
+                                   uint32_t *key)
+{
+    const struct shca_buf_desc *d = &c->pages;
+    uint64_t list = le64_to_cpu(d->addr);
+    uint32_t npages = le32_to_cpu(d->npages);
+
+    if (le32_to_cpu(c->access) != SHCA_ACCESS_FAST_REG || c->iova ||
+        c->length || c->first_offset || d->flags != SHCA_BUF_DIRECT ||
+        d->page_shift != SOFTHCA_FAST_PAGE_SHIFT_MIN || d->rsvd ||
+        npages == 0 || npages > SOFTHCA_MAX_FAST_REG_PAGES) {
+        return SHCA_AQ_BAD_PARAM;
+    }
+    if (!QEMU_IS_ALIGNED(list, SOFTHCA_FAST_LIST_SIZE) ||
+        !softhca_dma_ok(s, list, SOFTHCA_FAST_LIST_SIZE)) {
+        return SHCA_AQ_BAD_ADDR;
+    }
+    if (npages > SOFTHCA_MAX_MR_PAGES - s->mr_pages) {
+        return SHCA_AQ_NO_RESOURCES;
+    }
+    s->mr_pages += npages;
+    mr->valid = true;
+    mr->fast_reg = true;
+    mr->fast_valid = false;
+    mr->pdn = le32_to_cpu(c->pdn);
+    softhca_pd_hold(s, mr->pdn);
+    mr->list_addr = list;
+    mr->max_pages = npages;
+    *key = softhca_mr_key(s, mr);
+    trace_softhca_mr_reg(*key, mr->pdn, SHCA_ACCESS_FAST_REG, 0, 0, npages);
+    return SHCA_AQ_OK;
+}
+
 uint8_t softhca_mr_reg(SofthcaState *s, const struct shca_aq_reg_mr *c,
                        uint32_t *key)
 {
@@ -247,6 +285,14 @@ static bool softhca_mem_rw(SofthcaState *s, uint64_t addr, void *buf,
 {
     return to_guest ? softhca_dma_write(s, addr, buf, len)
                     : softhca_dma_read(s, addr, buf, len);
+}
+
+/* Whether a bound window grants a QP's request access (remote only). */
+static bool softhca_mw_usable(const SofthcaMr *mw, const SofthcaQp *qp,
+                              uint32_t access)
+{
+    return mw->mw_bound && (access & SOFTHCA_MW_ACCESS) &&
+           (mw->mw_type == 1 || mw->mw_qpn == qp->qpn);
 }
 
 /* The checks of an access through a key; whole: the key's own range. */

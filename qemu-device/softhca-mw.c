@@ -14,10 +14,6 @@
 #include "softhca-rdma.h"
 #include "trace.h"
 
-#define SOFTHCA_MW_ACCESS       (SHCA_ACCESS_REMOTE_WRITE | \
-                                 SHCA_ACCESS_REMOTE_READ | \
-                                 SHCA_ACCESS_REMOTE_ATOMIC)
-
 uint8_t softhca_mw_alloc(SofthcaState *s, const struct shca_aq_alloc_mw *c,
                          uint32_t *key)
 {
@@ -137,13 +133,6 @@ uint8_t softhca_mw_bind(SofthcaState *s, SofthcaQp *qp, const uint8_t *raw)
     trace_softhca_mw_bind(softhca_mr_key(s, mw), mw->iova, mw->length,
                           mw->access);
     return SHCA_CQE_SUCCESS;
-}
-
-bool softhca_mw_usable(const SofthcaMr *mw, const SofthcaQp *qp,
-                       uint32_t access)
-{
-    return mw->mw_bound && (access & SOFTHCA_MW_ACCESS) &&
-           (mw->mw_type == 1 || mw->mw_qpn == qp->qpn);
 }
 
 SofthcaMr *softhca_mw_type2(SofthcaState *s, const SofthcaQp *qp, uint32_t key,

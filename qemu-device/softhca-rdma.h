@@ -199,10 +199,12 @@ static inline bool softhca_qp_is_ud(const SofthcaQp *qp)
     return qp->type == SHCA_QPT_UD || qp->type == SHCA_QPT_GSI;
 }
 
-/* softhca-fastreg.c: fast registration and invalidation (spec §18) */
-/* REG_MR with SHCA_ACCESS_FAST_REG for the free MR slot mr. */
-uint8_t softhca_mr_reg_fast(SofthcaState *s, SofthcaMr *mr,
-                            const struct shca_aq_reg_mr *c, uint32_t *key);
+/*
+ * softhca-fastreg.c: fast registration and invalidation (spec §18); the
+ * pages of a fast-registration MR are listed in one page of addresses
+ */
+#define SOFTHCA_FAST_PAGE_SHIFT_MIN 12
+#define SOFTHCA_FAST_LIST_SIZE      4096
 /*
  * Execute a REG_MR, LOCAL_INV or BIND_MW WQE (raw, as in the SQ) of a QP;
  * SHCA_CQE_SUCCESS or the status to complete it with.
@@ -225,11 +227,11 @@ void softhca_key_invalidate(SofthcaState *s, SofthcaMr *mr);
 SofthcaMr *softhca_mr_free_slot(SofthcaState *s);
 void softhca_mr_free(SofthcaState *s, SofthcaMr *mr);
 
-/* softhca-mw.c: memory windows (spec §13.6) */
+/* softhca-mw.c: memory windows (spec §13.6), and the rights they grant */
+#define SOFTHCA_MW_ACCESS       (SHCA_ACCESS_REMOTE_WRITE | \
+                                 SHCA_ACCESS_REMOTE_READ | \
+                                 SHCA_ACCESS_REMOTE_ATOMIC)
 uint8_t softhca_mw_bind(SofthcaState *s, SofthcaQp *qp, const uint8_t *raw);
-/* Whether a bound window grants a QP's request access (remote only). */
-bool softhca_mw_usable(const SofthcaMr *mw, const SofthcaQp *qp,
-                       uint32_t access);
 /* The bound type 2 window key of qp's PD (remote: associated with qp). */
 SofthcaMr *softhca_mw_type2(SofthcaState *s, const SofthcaQp *qp, uint32_t key,
                             bool remote);

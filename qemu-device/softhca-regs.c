@@ -22,14 +22,6 @@ static void softhca_guest_error(hwaddr addr, const char *what)
     trace_softhca_err_mmio(addr, what);
 }
 
-void softhca_fatal(SofthcaState *s, uint32_t code)
-{
-    qemu_log_mask(LOG_GUEST_ERROR, "softhca: fatal error, code %u\n", code);
-    trace_softhca_fatal(code);
-    s->status |= SHCA_STATUS_FATAL;
-    s->fatal_code = code;
-}
-
 static void softhca_disable(SofthcaState *s)
 {
     softhca_admin_reset(s);

@@ -278,11 +278,9 @@ bool coroutine_fn softhca_work_wait(SofthcaState *s);
 void softhca_work_init(SofthcaState *s);
 void softhca_work_exit(SofthcaState *s);
 
-
 /* softhca-regs.c */
 extern const MemoryRegionOps softhca_regs_ops;
 void softhca_regs_reset(SofthcaState *s);
-void softhca_fatal(SofthcaState *s, uint32_t code);
 
 /* softhca-dma.c; and an MSI-X message, if MSI-X is enabled */
 void softhca_irq(SofthcaState *s, unsigned vector);
@@ -308,6 +306,7 @@ void softhca_buf_free(SofthcaBuf *buf);
 uint64_t softhca_buf_addr(const SofthcaBuf *buf, uint64_t offset);
 
 /* softhca-admin.c */
+void softhca_fatal(SofthcaState *s, uint32_t code);
 void softhca_admin_kick(SofthcaState *s);
 void softhca_admin_init(SofthcaState *s);
 void softhca_admin_exit(SofthcaState *s);
