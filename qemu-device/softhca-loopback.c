@@ -91,7 +91,7 @@ static void softhca_loopback_bh(void *opaque)
            softhca_work_spend(s, SOFTHCA_WORK_FRAME(f->len))) {
         QSIMPLEQ_REMOVE_HEAD(&lb->frames, next);
         lb->count--;
-        softhca_port_receive(s, f->data, f->len);
+        lb->sink(s, f->data, f->len);
         g_free(f);
     }
     if (!QSIMPLEQ_EMPTY(&lb->frames)) {
@@ -100,11 +100,12 @@ static void softhca_loopback_bh(void *opaque)
     softhca_work_end(s);
 }
 
-void softhca_loopback_init(SofthcaState *s)
+void softhca_loopback_init(SofthcaState *s, SofthcaFrameSink *sink)
 {
     DeviceState *dev = DEVICE(s);
 
     QSIMPLEQ_INIT(&s->loopback.frames);
+    s->loopback.sink = sink;
     s->loopback.bh = qemu_bh_new_guarded(softhca_loopback_bh, s,
                                          &dev->mem_reentrancy_guard);
 }

@@ -1,6 +1,6 @@
 /*
- * softhca: protection domains and user contexts (spec §5.3), which every
- * object of §13 names
+ * softhca: protection domains, user contexts (spec §5.3) and XRC domains
+ * (§13.7), which the objects of §13 name
  *
  * Copyright (c) 2026 The softhca authors
  *
@@ -10,6 +10,7 @@
 #include "qemu/osdep.h"
 #include "qemu/bitmap.h"
 #include "softhca-rdma.h"
+#include "trace.h"
 
 /* Lowest free handle >= 1 of a handle bitmap of size bits. */
 static uint8_t softhca_handle_alloc(unsigned long *map, uint32_t size,
@@ -132,4 +133,50 @@ uint8_t softhca_uctx_dealloc(SofthcaState *s, uint32_t uctx)
         return SHCA_AQ_BUSY;
     }
     return softhca_handle_free(s->uctx_map, s->db_pages, uctx);
+}
+
+/* XRC domains (spec §13.7) */
+
+bool softhca_xrcd_ok(SofthcaState *s, uint32_t xrcdn)
+{
+    return xrcdn && xrcdn <= SOFTHCA_MAX_XRCD && test_bit(xrcdn, s->xrcd_map);
+}
+
+/* Domains belong to no context: uctx MUST be 0. */
+uint8_t softhca_xrcd_alloc(SofthcaState *s, uint32_t uctx, uint32_t *xrcdn)
+{
+    uint32_t i;
+
+    if (uctx) {
+        return SHCA_AQ_BAD_PARAM;
+    }
+    i = find_next_zero_bit(s->xrcd_map, SOFTHCA_MAX_XRCD + 1, 1);
+    if (i > SOFTHCA_MAX_XRCD) {
+        return SHCA_AQ_NO_RESOURCES;
+    }
+    set_bit(i, s->xrcd_map);
+    *xrcdn = i;
+    trace_softhca_xrcd(i, true);
+    return SHCA_AQ_OK;
+}
+
+uint8_t softhca_xrcd_dealloc(SofthcaState *s, uint32_t xrcdn)
+{
+    if (!softhca_xrcd_ok(s, xrcdn)) {
+        return SHCA_AQ_BAD_HANDLE;
+    }
+    for (uint32_t i = 1; i <= SOFTHCA_MAX_SRQ; i++) {
+        if (s->srqs[i].valid && s->srqs[i].xrc && s->srqs[i].xrcdn == xrcdn) {
+            return SHCA_AQ_BUSY;
+        }
+    }
+    for (uint32_t i = 0; i < SOFTHCA_QP_TABLE; i++) {
+        if (s->qps[i].valid && s->qps[i].type == SHCA_QPT_XRC_TGT &&
+            s->qps[i].xrcdn == xrcdn) {
+            return SHCA_AQ_BUSY;
+        }
+    }
+    clear_bit(xrcdn, s->xrcd_map);
+    trace_softhca_xrcd(xrcdn, false);
+    return SHCA_AQ_OK;
 }

@@ -17,7 +17,6 @@
 #define SOFTHCA_SQ_SHIFT_MIN    6
 #define SOFTHCA_PSN_MASK        0xffffffu
 #define SOFTHCA_QPN_MASK        0xffffffu
-#define SOFTHCA_FLOW_LABEL_MASK 0xfffffu
 #define SOFTHCA_QP_ACCESS       (SHCA_ACCESS_LOCAL_WRITE | \
                                  SHCA_ACCESS_REMOTE_WRITE | \
                                  SHCA_ACCESS_REMOTE_READ | \
@@ -26,80 +25,9 @@
                                  SHCA_ACCESS_FLUSH_PERSISTENT)
 #define SOFTHCA_QP_ATTR_ALL     ((SHCA_QP_ATTR_SQD_NOTIFY << 1) - 1)
 
-SofthcaQp *softhca_qp_get(SofthcaState *s, uint32_t qpn)
-{
-    if (qpn >= SOFTHCA_QP_TABLE || !s->qps[qpn].valid) {
-        return NULL;
-    }
-    return &s->qps[qpn];
-}
-
 static bool softhca_qp_has_rq(const SofthcaQp *qp)
 {
     return qp->rq.buf.npages != 0;
-}
-
-bool softhca_wq_read(SofthcaState *s, const SofthcaWq *wq, uint16_t index,
-                     void *wqe, size_t len)
-{
-    uint64_t slot = index & ((1u << wq->log_size) - 1);
-
-    /* A stride never crosses a page: both are powers of 2, stride <= page */
-    if (!wq->buf.npages || len > (1u << wq->wqe_shift)) {
-        return false;
-    }
-    return softhca_dma_read(s, softhca_buf_addr(&wq->buf,
-                                                slot << wq->wqe_shift),
-                            wqe, len);
-}
-
-uint8_t softhca_wq_init(SofthcaState *s, SofthcaWq *wq,
-                        const struct shca_buf_desc *desc, uint8_t log_size,
-                        uint8_t wqe_shift, uint8_t shift_min, size_t record)
-{
-    if (wqe_shift < shift_min || wqe_shift > SOFTHCA_WQE_SHIFT_MAX ||
-        log_size > 31 || (1u << log_size) > SOFTHCA_MAX_QP_WR) {
-        return SHCA_AQ_BAD_PARAM;
-    }
-    wq->log_size = log_size;
-    wq->wqe_shift = wqe_shift;
-    return softhca_buf_init(s, &wq->buf, desc,
-                            (1ull << (log_size + wqe_shift)) + record);
-}
-
-void softhca_av_from_le(struct shca_av *av, const struct shca_av *le)
-{
-    *av = *le;
-    av->flow_label = le32_to_cpu(le->flow_label);
-    av->sgid_index = le16_to_cpu(le->sgid_index);
-    av->udp_sport = le16_to_cpu(le->udp_sport);
-}
-
-bool softhca_av_ok(SofthcaState *s, const struct shca_av *av)
-{
-    return av->sgid_index < SOFTHCA_MAX_GID &&
-           s->gids[av->sgid_index].valid &&
-           !(av->flow_label & ~SOFTHCA_FLOW_LABEL_MASK);
-}
-
-uint8_t softhca_qp_alloc(SofthcaState *s, uint8_t type, uint32_t *qpn)
-{
-    uint32_t i;
-
-    if (type == SHCA_QPT_GSI) {
-        if (s->qps[SOFTHCA_QPN_GSI].valid) {
-            return SHCA_AQ_BUSY;
-        }
-        *qpn = SOFTHCA_QPN_GSI;
-        return SHCA_AQ_OK;
-    }
-    for (i = SOFTHCA_QPN_FIRST; i < SOFTHCA_QP_TABLE; i++) {
-        if (!s->qps[i].valid) {
-            *qpn = i;
-            return SHCA_AQ_OK;
-        }
-    }
-    return SHCA_AQ_NO_RESOURCES;
 }
 
 uint8_t softhca_qp_create(SofthcaState *s, const struct shca_aq_create_qp *c,
@@ -433,7 +361,7 @@ uint8_t softhca_qp_modify(SofthcaState *s, const struct shca_aq_qp_attr *c)
     qp->attr.state = next;
     if (next != SHCA_QPS_RTS) {
         /* POLLING only in RTS (spec §14) */
-        softhca_qp_sq_polling(s, qp, false);
+        softhca_tp_sq_polling(s, qp, false);
     }
     trace_softhca_qp_modify(qp->qpn, old, next, mask);
     if (next == SHCA_QPS_RESET) {
@@ -453,7 +381,7 @@ uint8_t softhca_qp_modify(SofthcaState *s, const struct shca_aq_qp_attr *c)
     } else if (next == SHCA_QPS_SQD && old == SHCA_QPS_RTS) {
         softhca_tp_sqd(s, qp, mask & SHCA_QP_ATTR_SQD_NOTIFY);
     } else if (next == SHCA_QPS_RTS && old != SHCA_QPS_RTS &&
-               (softhca_qp_sq_record_poll(s, qp) || qp->sq.pi != qp->sq.ci)) {
+               (softhca_tp_sq_record_poll(s, qp) || qp->sq.pi != qp->sq.ci)) {
         /* SQ doorbells (or the record) held since RESET, INIT or RTR */
         softhca_tp_sq_kick(s, qp);
     }
@@ -500,65 +428,6 @@ uint8_t softhca_qp_query(SofthcaState *s, const struct shca_aq_qp_attr *c)
     return SHCA_AQ_OK;
 }
 
-/* Take count pi of wq as its doorbell; false if it runs past the ring. */
-static bool softhca_wq_post(SofthcaState *s, SofthcaQp *qp, SofthcaWq *wq,
-                            uint16_t pi)
-{
-    if ((uint16_t)(pi - wq->ci) > (1u << wq->log_size)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u %s count %u runs "
-                      "past the ring (device at %u)\n", qp->qpn,
-                      wq == &qp->sq ? "SQ" : "RQ", pi, wq->ci);
-        softhca_tp_error(s, qp, SHCA_EQE_QP_FATAL);
-        return false;
-    }
-    wq->pi = pi;
-    return true;
-}
-
-static uint64_t softhca_sq_record_addr(const SofthcaQp *qp, size_t field)
-{
-    return softhca_buf_addr(&qp->sq.buf,
-                            (1ull << (qp->sq.log_size + qp->sq.wqe_shift)) +
-                            field);
-}
-
-bool softhca_qp_sq_record_poll(SofthcaState *s, SofthcaQp *qp)
-{
-    uint32_t pi;
-
-    if (!qp->sq_record ||
-        !softhca_dma_read(s, softhca_sq_record_addr(qp,
-                          offsetof(struct shca_sq_record, pi)), &pi,
-                          sizeof(pi))) {
-        return false;
-    }
-    smp_rmb();      /* the WQEs up to pi after pi */
-    pi = le32_to_cpu(pi);
-    return (uint16_t)pi != qp->sq.pi && softhca_wq_post(s, qp, &qp->sq, pi);
-}
-
-bool softhca_qp_sq_polling(SofthcaState *s, SofthcaQp *qp, bool busy)
-{
-    uint32_t word = cpu_to_le32(busy ? SHCA_SQ_RECORD_POLLING : 0);
-
-    if (!qp->sq_record || busy == qp->sq_polling) {
-        return false;
-    }
-    qp->sq_polling = busy;
-    if (!softhca_dma_write(s, softhca_sq_record_addr(qp,
-                           offsetof(struct shca_sq_record, device)), &word,
-                           sizeof(word))) {
-        qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: SQ record not "
-                      "writable\n", qp->qpn);
-    }
-    if (busy) {
-        return false;
-    }
-    /* Software writes pi, then reads POLLING: one of us sees the other. */
-    smp_mb();
-    return softhca_qp_sq_record_poll(s, qp);
-}
-
 /*
  * SQ and RQ doorbells (spec §14): (pi << 16) | qpn, rung through the page
  * of the QP's context.  A count more than the ring ahead of what the device
@@ -582,7 +451,7 @@ void softhca_qp_doorbell(SofthcaState *s, uint32_t uctx, bool sq,
         return;
     }
     wq = sq ? &qp->sq : &qp->rq;
-    if (!softhca_wq_post(s, qp, wq, pi)) {
+    if (!softhca_tp_wq_post(s, qp, wq, pi)) {
         return;
     }
     if (qp->state == SHCA_QPS_ERR) {

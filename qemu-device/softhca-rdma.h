@@ -116,8 +116,11 @@ typedef enum SofthcaMemStatus {
 
 /* --- object layer services, used by the transport ----------------------- */
 
+/* softhca-wq.c: the QP table and its work queues */
 SofthcaQp *softhca_qp_get(SofthcaState *s, uint32_t qpn);
 SofthcaCq *softhca_cq_get(SofthcaState *s, uint32_t cqn);
+
+#define SOFTHCA_FLOW_LABEL_MASK 0xfffffu
 
 /* An address vector (spec §13.2) in host byte order, from the wire's. */
 void softhca_av_from_le(struct shca_av *av, const struct shca_av *le);
@@ -128,14 +131,6 @@ bool softhca_av_ok(SofthcaState *s, const struct shca_av *av);
 SofthcaMr *softhca_mr_lookup(SofthcaState *s, uint32_t key);
 uint32_t softhca_mr_key(const SofthcaState *s, const SofthcaMr *mr);
 
-/*
- * The SQ record (spec §14): take new WQEs from its pi, as an SQ doorbell
- * would; true if there were any.  And keep its POLLING in step with whether
- * the requester is busy; true if clearing it turned up new WQEs.  Both do
- * nothing for a QP without a record.
- */
-bool softhca_qp_sq_record_poll(SofthcaState *s, SofthcaQp *qp);
-bool softhca_qp_sq_polling(SofthcaState *s, SofthcaQp *qp, bool busy);
 
 /* Strides of receive WQEs, and of all WQEs at most (spec §13.2). */
 #define SOFTHCA_RQ_SHIFT_MIN    4
@@ -237,11 +232,13 @@ SofthcaMr *softhca_mw_type2(SofthcaState *s, const SofthcaQp *qp, uint32_t key,
                             bool remote);
 void softhca_mw_invalidate(SofthcaState *s, SofthcaMr *mw);
 
-/* softhca-qp.c */
+/* softhca-wq.c: a free QP number for a QP of type */
 uint8_t softhca_qp_alloc(SofthcaState *s, uint8_t type, uint32_t *qpn);
 
-/* softhca-xrc.c: XRC (spec §13.7) */
+/* softhca-pd.c: whether xrcdn is an allocated XRC domain (spec §13.7) */
 bool softhca_xrcd_ok(SofthcaState *s, uint32_t xrcdn);
+
+/* softhca-xrc.c: XRC target QPs (spec §13.7) */
 uint8_t softhca_xrc_tgt_create(SofthcaState *s,
                                const struct shca_aq_create_qp *c,
                                uint32_t *qpn);
@@ -275,6 +272,20 @@ void softhca_tp_exit(SofthcaState *s);
 void softhca_tp_error(SofthcaState *s, SofthcaQp *qp, uint8_t eqe_type);
 /* A QP entered ERR: with an SRQ it reports its last WQE reached. */
 void softhca_tp_last_wqe(SofthcaState *s, SofthcaQp *qp);
+/*
+ * Take count pi of a QP's SQ or RQ as its doorbell (spec §14); false, and
+ * the QP in ERR with QP_FATAL, if it runs past the ring.
+ */
+bool softhca_tp_wq_post(SofthcaState *s, SofthcaQp *qp, SofthcaWq *wq,
+                        uint16_t pi);
+/*
+ * The SQ record (spec §14): take new WQEs from its pi, as an SQ doorbell
+ * would; true if there were any.  And keep its POLLING in step with whether
+ * the requester is busy; true if clearing it turned up new WQEs.  Both do
+ * nothing for a QP without a record.
+ */
+bool softhca_tp_sq_record_poll(SofthcaState *s, SofthcaQp *qp);
+bool softhca_tp_sq_polling(SofthcaState *s, SofthcaQp *qp, bool busy);
 
 /*
  * CREATE_QP, its type and SQ set: reserve the host memory of its

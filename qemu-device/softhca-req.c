@@ -288,11 +288,11 @@ static void softhca_req_polling(SofthcaState *s, SofthcaQp *qp,
     if (busy && doorbell && !qp->sq_polling) {
         return;
     }
-    if (softhca_qp_sq_polling(s, qp, busy)) {
+    if (softhca_tp_sq_polling(s, qp, busy)) {
         /* WQEs posted as it went idle: stay busy for them */
         tp->req_pending = true;
         qemu_bh_schedule(tp->req_bh);
-        softhca_qp_sq_polling(s, qp, true);
+        softhca_tp_sq_polling(s, qp, true);
     }
 }
 
@@ -314,7 +314,7 @@ static void softhca_req_work(SofthcaState *s, SofthcaQp *qp, uint32_t pkts,
 
         if (tp->sq_send == qp->sq.ci &&
             (qp->state != SHCA_QPS_RTS ||
-             (qp->sq.ci == qp->sq.pi && !softhca_qp_sq_record_poll(s, qp)) ||
+             (qp->sq.ci == qp->sq.pi && !softhca_tp_sq_record_poll(s, qp)) ||
              (uint16_t)(qp->sq.ci - tp->sq_comp) >= tp->nops ||
              !softhca_req_start(s, qp))) {
             break;

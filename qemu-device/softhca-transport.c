@@ -122,6 +122,65 @@ SofthcaMemStatus softhca_sge_copy(SofthcaState *s, SofthcaQp *qp,
     return len ? SOFTHCA_MEM_BAD_RANGE : SOFTHCA_MEM_OK;
 }
 
+/* Take count pi of wq as its doorbell; false if it runs past the ring. */
+bool softhca_tp_wq_post(SofthcaState *s, SofthcaQp *qp, SofthcaWq *wq,
+                        uint16_t pi)
+{
+    if ((uint16_t)(pi - wq->ci) > (1u << wq->log_size)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u %s count %u runs "
+                      "past the ring (device at %u)\n", qp->qpn,
+                      wq == &qp->sq ? "SQ" : "RQ", pi, wq->ci);
+        softhca_tp_error(s, qp, SHCA_EQE_QP_FATAL);
+        return false;
+    }
+    wq->pi = pi;
+    return true;
+}
+
+static uint64_t softhca_sq_record_addr(const SofthcaQp *qp, size_t field)
+{
+    return softhca_buf_addr(&qp->sq.buf,
+                            (1ull << (qp->sq.log_size + qp->sq.wqe_shift)) +
+                            field);
+}
+
+bool softhca_tp_sq_record_poll(SofthcaState *s, SofthcaQp *qp)
+{
+    uint32_t pi;
+
+    if (!qp->sq_record ||
+        !softhca_dma_read(s, softhca_sq_record_addr(qp,
+                          offsetof(struct shca_sq_record, pi)), &pi,
+                          sizeof(pi))) {
+        return false;
+    }
+    smp_rmb();      /* the WQEs up to pi after pi */
+    pi = le32_to_cpu(pi);
+    return (uint16_t)pi != qp->sq.pi && softhca_tp_wq_post(s, qp, &qp->sq, pi);
+}
+
+bool softhca_tp_sq_polling(SofthcaState *s, SofthcaQp *qp, bool busy)
+{
+    uint32_t word = cpu_to_le32(busy ? SHCA_SQ_RECORD_POLLING : 0);
+
+    if (!qp->sq_record || busy == qp->sq_polling) {
+        return false;
+    }
+    qp->sq_polling = busy;
+    if (!softhca_dma_write(s, softhca_sq_record_addr(qp,
+                           offsetof(struct shca_sq_record, device)), &word,
+                           sizeof(word))) {
+        qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: SQ record not "
+                      "writable\n", qp->qpn);
+    }
+    if (busy) {
+        return false;
+    }
+    /* Software writes pi, then reads POLLING: one of us sees the other. */
+    smp_mb();
+    return softhca_tp_sq_record_poll(s, qp);
+}
+
 void softhca_tp_last_wqe(SofthcaState *s, SofthcaQp *qp)
 {
     if (qp->srqn) {
@@ -347,7 +406,7 @@ void softhca_tp_sqd(SofthcaState *s, SofthcaQp *qp, bool notify)
 
 bool softhca_tp_flush(SofthcaState *s, SofthcaQp *qp)
 {
-    softhca_qp_sq_polling(s, qp, false);
+    softhca_tp_sq_polling(s, qp, false);
     timer_del(qp->tp.retry_timer);
     qp->tp.rnr_wait = false;
     if (softhca_req_flush(s, qp) && softhca_resp_flush(s, qp)) {

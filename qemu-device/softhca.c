@@ -105,7 +105,7 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
     s->xrcd_map = bitmap_new(SOFTHCA_MAX_XRCD + 1);
     softhca_fault_init(s);
     softhca_tp_init(s);
-    softhca_loopback_init(s);
+    softhca_loopback_init(s, softhca_port_receive);
     softhca_admin_init(s);
     softhca_nic_init(s);
     softhca_work_init(s);

@@ -127,6 +127,7 @@ typedef struct SofthcaMcastGroup {
 typedef struct SofthcaLoopFrame SofthcaLoopFrame;
 typedef struct SofthcaLoopback {
     QEMUBH *bh;
+    SofthcaFrameSink *sink;     /* where frames come back in: the port */
     QSIMPLEQ_HEAD(, SofthcaLoopFrame) frames;
     uint32_t count;
 } SofthcaLoopback;
@@ -403,7 +404,8 @@ void softhca_port_send(SofthcaState *s, const uint8_t *frame, size_t len);
 uint32_t softhca_port_mtu(const SofthcaState *s);
 
 /* softhca-loopback.c */
-void softhca_loopback_init(SofthcaState *s);
+/* sink: the port's receive, which the loopback's frames go back into */
+void softhca_loopback_init(SofthcaState *s, SofthcaFrameSink *sink);
 void softhca_loopback_reset(SofthcaState *s);
 void softhca_loopback_exit(SofthcaState *s);
 /*
