@@ -7,12 +7,14 @@
  * figures beside the host's own ceilings.  Never a test: nothing here is
  * asserted but that the device does the work.
  *
- *   softhca-bench loopback|dgram [SECONDS]
+ *   softhca-bench loopback|dgram|tap [SECONDS]
  *
  * loopback: one device, its QPs connected to each other through the
  * device's own loopback.  dgram: two QEMUs joined by -netdev dgram on
- * 127.0.0.1, the QPs of one connected to those of the other.  Prints one
- * line per figure: "name<TAB>value<TAB>unit".
+ * 127.0.0.1, the QPs of one connected to those of the other.  tap: the
+ * same over -netdev tap, on tap1 and tap2, which must exist on one bridge
+ * of the network namespace it runs in (tests/bench/run makes them).
+ * Prints one line per figure: "name<TAB>value<TAB>unit".
  *
  * Copyright (c) 2026 The softhca authors
  *
@@ -366,26 +368,39 @@ typedef struct World {
     BQp qa[BQ_QPS], qb[BQ_QPS];
 } World;
 
-static bool dgram;
+static const char *fabric;     /* "loopback", "dgram" or "tap" */
+
+/* The -device properties and -netdev of node i (0 or 1) of the fabric. */
+static char *node_netdev(int i)
+{
+    static int port;
+
+    if (!strcmp(fabric, "tap")) {
+        return g_strdup_printf("%s,netdev=n0 -netdev tap,id=n0,ifname=tap%d,"
+                               "script=no,downscript=no",
+                               i ? ",mac=52:54:00:12:34:57" : "", i + 1);
+    }
+    if (!i) {
+        port = 20000 + g_random_int_range(0, 20000);
+    }
+    return g_strdup_printf("%s,netdev=n0 -netdev dgram,id=n0,"
+                           "local.type=inet,local.host=127.0.0.1,"
+                           "local.port=%d,remote.type=inet,"
+                           "remote.host=127.0.0.1,remote.port=%d",
+                           i ? ",mac=52:54:00:12:34:57" : "",
+                           port + i * 20000, port + !i * 20000);
+}
 
 static void world_up(World *w, unsigned nqps)
 {
     memset(w, 0, sizeof(*w));
-    if (!dgram) {
+    if (!strcmp(fabric, "loopback")) {
         node_start(&w->a, NULL, 0x0a000001);
         w->nodes[0] = &w->a;
         w->nnodes = 1;
     } else {
-        int pa = 20000 + g_random_int_range(0, 20000), pb = pa + 20000;
-        g_autofree char *na = g_strdup_printf(
-            ",netdev=n0 -netdev dgram,id=n0,local.type=inet,"
-            "local.host=127.0.0.1,local.port=%d,remote.type=inet,"
-            "remote.host=127.0.0.1,remote.port=%d", pa, pb);
-        g_autofree char *nb = g_strdup_printf(
-            ",mac=52:54:00:12:34:57,netdev=n0 -netdev dgram,id=n0,"
-            "local.type=inet,local.host=127.0.0.1,local.port=%d,"
-            "remote.type=inet,remote.host=127.0.0.1,remote.port=%d",
-            pb, pa);
+        g_autofree char *na = node_netdev(0);
+        g_autofree char *nb = node_netdev(1);
 
         node_start(&w->a, na, 0x0a000001);
         node_start(&w->b, nb, 0x0a000002);
@@ -633,13 +648,14 @@ int main(int argc, char **argv)
         seconds = g_ascii_strtod(argv[2], NULL);
     }
     if (!getenv("QTEST_QEMU_BINARY") || seconds <= 0 ||
-        (strcmp(mode, "loopback") && strcmp(mode, "dgram"))) {
-        fprintf(stderr, "usage: QTEST_QEMU_BINARY=... %s loopback|dgram "
+        (strcmp(mode, "loopback") && strcmp(mode, "dgram") &&
+         strcmp(mode, "tap"))) {
+        fprintf(stderr, "usage: QTEST_QEMU_BINARY=... %s loopback|dgram|tap "
                 "[SECONDS]\n", argv[0]);
         return 2;
     }
     g_test_init(&argc, &argv, NULL);
-    dgram = !strcmp(mode, "dgram");
+    fabric = mode;
     bench();
     return 0;
 }
