@@ -214,6 +214,18 @@ static void seed_modify(GByteArray *b, uint32_t mask,
     seed_cmd(b, &cmd);
 }
 
+/* The world's QP RESET -> INIT -> RTR -> RTS, attributes at 0x8000.. */
+static void seed_to_rts(GByteArray *b)
+{
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_INIT);
+
+    seed_modify(b, RC_INIT_MASK, &a, 0x8000);
+    a = rc_attr(SHCA_QPS_RTR);
+    seed_modify(b, RC_RTR_MASK, &a, 0x8040);
+    a = rc_attr(SHCA_QPS_RTS);
+    seed_modify(b, RC_RTS_MASK, &a, 0x8080);
+}
+
 /* Commands on the objects ad_objects_build() made */
 static void ad_write_object_seeds(const char *dir)
 {
@@ -317,12 +329,7 @@ static void ad_write_seeds(const char *dir)
 
     /* the world's QP through RESET -> INIT -> RTR -> RTS -> ERR, queried */
     b = g_byte_array_new();
-    a = rc_attr(SHCA_QPS_INIT);
-    seed_modify(b, RC_INIT_MASK, &a, 0x8000);
-    a = rc_attr(SHCA_QPS_RTR);
-    seed_modify(b, RC_RTR_MASK, &a, 0x8040);
-    a = rc_attr(SHCA_QPS_RTS);
-    seed_modify(b, RC_RTS_MASK, &a, 0x8080);
+    seed_to_rts(b);
     cmd = (struct shca_aq_entry) { .opcode = SHCA_AQ_QUERY_QP };
     cmd.qp_attr.qpn = cpu_to_le32(world.rc.qpn);
     cmd.qp_attr.attr_addr = cpu_to_le64(world.data + 0x80c0);
@@ -339,12 +346,7 @@ static void ad_write_seeds(const char *dir)
      * unread, then EQ 1 with a bad consumer index
      */
     b = g_byte_array_new();
-    a = rc_attr(SHCA_QPS_INIT);
-    seed_modify(b, RC_INIT_MASK, &a, 0x8000);
-    a = rc_attr(SHCA_QPS_RTR);
-    seed_modify(b, RC_RTR_MASK, &a, 0x8040);
-    a = rc_attr(SHCA_QPS_RTS);
-    seed_modify(b, RC_RTS_MASK, &a, 0x8080);
+    seed_to_rts(b);
     seed_reg(b, SHCA_REG_EQ_DB(0), SHCA_EQ_DB_ARM);
     a = rc_attr(SHCA_QPS_SQD);
     seed_modify(b, SHCA_QP_ATTR_STATE | SHCA_QP_ATTR_SQD_NOTIFY, &a, 0x80c0);

@@ -432,14 +432,6 @@ static void test_budget_responder_packets(void)
 static void test_budget_ud_packets(void)
 {
     const unsigned n = 1000, log = 10;
-    const size_t slot = 1u << UD_SQ_SHIFT;
-    g_autofree uint8_t *sq = g_malloc0(slot << log);
-    struct shca_send_wqe w = {
-        .opcode = SHCA_WR_SEND,
-        .num_sge = 1,
-        .remote_qkey = cpu_to_le32(UD_QKEY),
-        .remote_qpn = cpu_to_le32(0x123456),
-    };
     struct shca_sge sge = { .length = cpu_to_le32(16) };
     uint64_t stats[SHCA_STAT_COUNT];
     struct shca_cqe cqe;
@@ -455,16 +447,7 @@ static void test_budget_ud_packets(void)
     sge.addr = cpu_to_le64(guest_alloc(&r.h.alloc, 4096));
     ud_start_sq(&r, &u, SHCA_QPT_UD, UD_QKEY, log);
     av = ud_av(&r, 0x0a000002);
-    for (unsigned i = 0; i < n; i++) {
-        uint8_t *p = sq + i * slot;
-
-        w.wr_id = cpu_to_le64(i);
-        w.flags = i == n - 1 ? SHCA_WQE_SIGNALED : 0;
-        memcpy(p, &w, sizeof(w));
-        memcpy(p + sizeof(w), &av, sizeof(av));
-        memcpy(p + sizeof(w) + sizeof(av), &sge, sizeof(sge));
-    }
-    qtest_memwrite(r.h.qts, u.sq, sq, slot << log);
+    ud_write_sends(&r, &u, log, n, 0x123456, &av, &sge);
     rdma_db(&r, 0, SHCA_DB_SQ, n << 16 | u.qpn);
     cqe = loop_wait_cqe(&r, u.scqbuf, u.scq_n++);
     g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);

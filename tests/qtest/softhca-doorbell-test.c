@@ -68,6 +68,22 @@ static unsigned wire_frames(Rdma *r, Wire *w, int wait_ms)
 }
 
 /*
+ * A wire for the peer, a device on it (every doorbell handed off if
+ * handoff), and a UC QP of the device connected to the peer.
+ */
+static void uc_peer_start(Wire *w, Rdma *r, Loop *l, bool handoff)
+{
+    g_autofree char *props = NULL;
+
+    wire_open(w);
+    props = g_strdup_printf("%s%s", handoff ? ",x-doorbell-handoff=on" : "",
+                            w->netdev);
+    rdma_start_with(r, props);
+    loop_start(r, l, SHCA_QPT_UC, 7);
+    loop_connect_peer(r, l);
+}
+
+/*
  * Issue 25, defect 1: 20 SQ doorbells of a UC QP, a reset, 20 more
  * doorbells; then the driver enables the device again and creates a QP
  * that gets the same number, with valid WQEs in its ring that it never
@@ -76,18 +92,12 @@ static unsigned wire_frames(Rdma *r, Wire *w, int wait_ms)
  */
 static void doorbells_outlive_reset(ResetKind how, bool handoff)
 {
-    g_autofree char *props = NULL;
     uint32_t qpn;
     Wire w;
     Rdma r;
     Loop l;
 
-    wire_open(&w);
-    props = g_strdup_printf("%s%s", handoff ? ",x-doorbell-handoff=on" : "",
-                            w.netdev);
-    rdma_start_with(&r, props);
-    loop_start(&r, &l, SHCA_QPT_UC, 7);
-    loop_connect_peer(&r, &l);
+    uc_peer_start(&w, &r, &l, handoff);
     qpn = l.qpn;
     for (uint16_t i = 0; i < STALE_DOORBELLS; i++) {
         loop_send(&r, &l, i, 0x100 + i, 0, 0, SHCA_WQE_SIGNALED);
@@ -131,10 +141,7 @@ static void test_reset_drops_queued_frames(void)
     Rdma r;
     Loop l;
 
-    wire_open(&w);
-    rdma_start_with(&r, w.netdev);
-    loop_start(&r, &l, SHCA_QPT_UC, 7);
-    loop_connect_peer(&r, &l);
+    uc_peer_start(&w, &r, &l, false);
     for (uint16_t i = 0; i < 4; i++) {
         loop_send(&r, &l, i, 0x300 + i, 0, 0, SHCA_WQE_SIGNALED);
     }
@@ -159,18 +166,12 @@ static void test_reset_drops_queued_frames(void)
  */
 static void doorbells_before_admin(bool handoff)
 {
-    g_autofree char *props = NULL;
     uint32_t qpn;
     Wire w;
     Rdma r;
     Loop l;
 
-    wire_open(&w);
-    props = g_strdup_printf("%s%s", handoff ? ",x-doorbell-handoff=on" : "",
-                            w.netdev);
-    rdma_start_with(&r, props);
-    loop_start(&r, &l, SHCA_QPT_UC, 7);
-    loop_connect_peer(&r, &l);
+    uc_peer_start(&w, &r, &l, handoff);
     qpn = l.qpn;
     for (uint16_t i = 0; i < 4; i++) {
         loop_send(&r, &l, i, 0x100 + i, 0, 0, SHCA_WQE_SIGNALED);
@@ -218,7 +219,6 @@ static void test_before_admin_handoff(void)
  */
 static void doorbells_overflow_in_order(bool handoff)
 {
-    g_autofree char *props = NULL;
     uint8_t f[4200];
     uint32_t psn = 0;
     unsigned n = 0;
@@ -226,12 +226,7 @@ static void doorbells_overflow_in_order(bool handoff)
     Rdma r;
     Loop l;
 
-    wire_open(&w);
-    props = g_strdup_printf("%s%s", handoff ? ",x-doorbell-handoff=on" : "",
-                            w.netdev);
-    rdma_start_with(&r, props);
-    loop_start(&r, &l, SHCA_QPT_UC, 7);
-    loop_connect_peer(&r, &l);
+    uc_peer_start(&w, &r, &l, handoff);
     for (uint16_t i = 0; i < loop_sq_size(&l); i++) {
         loop_send(&r, &l, i, 0x100 + i, 0, 0, 0);
     }

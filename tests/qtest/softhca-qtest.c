@@ -738,6 +738,36 @@ struct shca_cqe loop_recv_cqe(Rdma *r, Loop *l)
     return loop_wait_cqe(r, l->rcqbuf, l->rcq_n++);
 }
 
+/*
+ * n UD SENDs of sge to QP dest_qpn (Q_Key UD_QKEY) through av, written at
+ * once to the SQ of u (2^sq_log slots) from slot 0: the last is signaled.
+ */
+void ud_write_sends(Rdma *r, const Ud *u, uint8_t sq_log, unsigned n,
+                    uint32_t dest_qpn, const struct shca_av *av,
+                    const struct shca_sge *sge)
+{
+    const size_t slot = 1u << UD_SQ_SHIFT;
+    g_autofree uint8_t *sq = g_malloc0(slot << sq_log);
+    struct shca_send_wqe w = {
+        .opcode = SHCA_WR_SEND,
+        .num_sge = 1,
+        .remote_qkey = cpu_to_le32(UD_QKEY),
+        .remote_qpn = cpu_to_le32(dest_qpn),
+    };
+
+    g_assert_cmpuint(n, <=, 1u << sq_log);
+    for (unsigned i = 0; i < n; i++) {
+        uint8_t *p = sq + i * slot;
+
+        w.wr_id = cpu_to_le64(i);
+        w.flags = i == n - 1 ? SHCA_WQE_SIGNALED : 0;
+        memcpy(p, &w, sizeof(w));
+        memcpy(p + sizeof(w), av, sizeof(*av));
+        memcpy(p + sizeof(w) + sizeof(*av), sge, sizeof(*sge));
+    }
+    qtest_memwrite(r->h.qts, u->sq, sq, slot << sq_log);
+}
+
 /* A UD or GSI QP of the kernel with 2^sq_log send WQEs, in RTS. */
 void ud_start_sq(Rdma *r, Ud *u, uint8_t type, uint32_t qkey,
                  uint8_t sq_log)

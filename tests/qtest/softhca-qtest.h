@@ -181,6 +181,9 @@ void check_bad_send(Rdma *r, Loop *l, const struct shca_send_wqe *w,
 void ud_start_sq(Rdma *r, Ud *u, uint8_t type, uint32_t qkey,
                  uint8_t sq_log);
 void ud_start(Rdma *r, Ud *u, uint8_t type, uint32_t qkey);
+void ud_write_sends(Rdma *r, const Ud *u, uint8_t sq_log, unsigned n,
+                    uint32_t dest_qpn, const struct shca_av *av,
+                    const struct shca_sge *sge);
 
 /* --- shared by several test files --------------------------------------- */
 

@@ -431,13 +431,6 @@ static void test_ack_past_read_retries_once(void)
  */
 static void test_port_loopback_full(void)
 {
-    const size_t slot = 1u << UD_SQ_SHIFT;
-    g_autofree uint8_t *sq = g_malloc0(slot << FULL_SQ_LOG);
-    struct shca_send_wqe w = {
-        .opcode = SHCA_WR_SEND,
-        .num_sge = 1,
-        .remote_qkey = cpu_to_le32(UD_QKEY),
-    };
     struct shca_sge sge = { .length = cpu_to_le32(16) };
     uint64_t stats[SHCA_STAT_COUNT];
     struct shca_cqe cqe;
@@ -452,20 +445,11 @@ static void test_port_loopback_full(void)
         ud_start_sq(&r, &u[q], SHCA_QPT_UD, UD_QKEY, FULL_SQ_LOG);
     }
     av = ud_av(&r, UD_IP);
-    w.remote_qpn = cpu_to_le32(u[0].qpn);
-    for (int i = 0; i < FULL_SENDS; i++) {
-        uint8_t *p = sq + i * slot;
-
-        w.wr_id = cpu_to_le64(i);
-        w.flags = i == FULL_SENDS - 1 ? SHCA_WQE_SIGNALED : 0;
-        memcpy(p, &w, sizeof(w));
-        memcpy(p + sizeof(w), &av, sizeof(av));
-        memcpy(p + sizeof(w) + sizeof(av), &sge, sizeof(sge));
-    }
     /* stopped, no bottom half drains the queue between the doorbells */
     qtest_qmp_assert_success(r.h.qts, "{'execute': 'stop'}");
     for (int q = 0; q < 2; q++) {
-        qtest_memwrite(r.h.qts, u[q].sq, sq, slot << FULL_SQ_LOG);
+        ud_write_sends(&r, &u[q], FULL_SQ_LOG, FULL_SENDS, u[0].qpn, &av,
+                       &sge);
         rdma_db(&r, 0, SHCA_DB_SQ, FULL_SENDS << 16 | u[q].qpn);
     }
     rdma_stats(&r, stats);
