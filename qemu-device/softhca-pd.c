@@ -100,11 +100,12 @@ static bool softhca_uctx_busy(SofthcaState *s, uint32_t uctx)
     return false;
 }
 
-/* Every PD and context forgotten; their objects went first. */
+/* Every PD, context and XRC domain forgotten; their objects went first. */
 void softhca_pd_reset(SofthcaState *s)
 {
     bitmap_zero(s->pd_map, SOFTHCA_MAX_PD + 1);
     bitmap_zero(s->uctx_map, s->db_pages);
+    bitmap_zero(s->xrcd_map, SOFTHCA_MAX_XRCD + 1);
 }
 
 uint8_t softhca_pd_dealloc(SofthcaState *s, uint32_t pdn)
@@ -145,19 +146,16 @@ bool softhca_xrcd_ok(SofthcaState *s, uint32_t xrcdn)
 /* Domains belong to no context: uctx MUST be 0. */
 uint8_t softhca_xrcd_alloc(SofthcaState *s, uint32_t uctx, uint32_t *xrcdn)
 {
-    uint32_t i;
+    uint8_t status;
 
     if (uctx) {
         return SHCA_AQ_BAD_PARAM;
     }
-    i = find_next_zero_bit(s->xrcd_map, SOFTHCA_MAX_XRCD + 1, 1);
-    if (i > SOFTHCA_MAX_XRCD) {
-        return SHCA_AQ_NO_RESOURCES;
+    status = softhca_handle_alloc(s->xrcd_map, SOFTHCA_MAX_XRCD + 1, xrcdn);
+    if (status == SHCA_AQ_OK) {
+        trace_softhca_xrcd(*xrcdn, true);
     }
-    set_bit(i, s->xrcd_map);
-    *xrcdn = i;
-    trace_softhca_xrcd(i, true);
-    return SHCA_AQ_OK;
+    return status;
 }
 
 uint8_t softhca_xrcd_dealloc(SofthcaState *s, uint32_t xrcdn)

@@ -36,7 +36,6 @@ static void softhca_disable(SofthcaState *s)
     softhca_loopback_reset(s);
     softhca_pd_reset(s);
     softhca_db_reset(s);
-    bitmap_zero(s->xrcd_map, SOFTHCA_MAX_XRCD + 1);
     memset(s->gids, 0, sizeof(s->gids));
     s->status = 0;
     s->fatal_code = 0;

@@ -328,8 +328,7 @@ static void softhca_resp_pump(SofthcaState *s, SofthcaQp *qp)
         if (rd->atomic) {
             softhca_resp_atomic_ack(s, qp, rd->first_psn, rd->orig);
             rd->pending = false;
-        } else if (rd->sent >= npkts ||
-                   !softhca_resp_read_next(s, qp, rd, npkts) ||
+        } else if (!softhca_resp_read_next(s, qp, rd, npkts) ||
                    rd->sent >= npkts) {
             rd->pending = false;        /* all sent, or memory went bad */
         }
