@@ -82,7 +82,6 @@ static int64_t now_ns(void)
 
 static void node_start(Node *n, const char *extra, uint32_t ip)
 {
-    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_SET_GID };
     struct shca_buf_desc pages;
 
     rdma_start_with(&n->r, extra);
@@ -90,10 +89,7 @@ static void node_start(Node *n, const char *extra, uint32_t ip)
     stl_le_p(n->mac, rd(&n->r.h, SHCA_REG_MAC_LO));
     stw_le_p(n->mac + 4, rd(&n->r.h, SHCA_REG_MAC_HI));
     n->ip = ip;
-    cmd.set_gid.flags = cpu_to_le32(SHCA_GID_VALID);
-    cmd.set_gid.gid[10] = cmd.set_gid.gid[11] = 0xff;
-    stl_be_p(cmd.set_gid.gid + 12, ip);
-    g_assert_cmpuint(hca_cmd(&n->r.h, &cmd, NULL), ==, SHCA_AQ_OK);
+    rdma_set_gid_ipv4(&n->r, 0, ip);
     n->buf = guest_alloc(&n->r.h.alloc, BUF_LEN);
     buf_direct(&pages, n->buf, BUF_LEN / 4096);
     g_assert_cmpuint(rdma_reg_mr(&n->r, SHCA_ACCESS_LOCAL_WRITE |
@@ -216,27 +212,6 @@ static void stream_post(Stream *st)
     rdma_db(&q->n->r, 0, SHCA_DB_SQ, (q->sq_pi & 0xffff) << 16 | q->qpn);
 }
 
-/* CQE n of a CQ by the phase rule: NULL if the device has not written it */
-static const struct shca_cqe *cqe_get(Rdma *r, uint64_t cqbuf, uint32_t n)
-{
-    const uint32_t size = 1u << BQ_CQ_LOG;
-    uint8_t phase = (n / size) & 1 ? 0 : SHCA_PHASE_BIT;
-    static struct shca_cqe cqe;
-
-    qtest_memread(r->h.qts, cqbuf + (n % size) * SHCA_CQE_SIZE, &cqe,
-                  sizeof(cqe));
-    return (cqe.phase & SHCA_PHASE_BIT) == phase ? &cqe : NULL;
-}
-
-/* Tell the device that n CQEs of a CQ are consumed. */
-static void cq_consumed(Rdma *r, uint64_t cqbuf, uint32_t n)
-{
-    struct shca_cq_record rec = { .ci = cpu_to_le32(n) };
-
-    qtest_memwrite(r->h.qts, cqbuf + (SHCA_CQE_SIZE << BQ_CQ_LOG), &rec,
-                   sizeof(rec));
-}
-
 /*
  * The stream's oldest batch is done: take its CQE, and for SENDs give the
  * peer back its receives.  False if it is still going.
@@ -244,20 +219,20 @@ static void cq_consumed(Rdma *r, uint64_t cqbuf, uint32_t n)
 static bool stream_reap(Stream *st)
 {
     BQp *q = st->q, *p = st->peer;
-    const struct shca_cqe *cqe = cqe_get(&q->n->r, q->scqbuf, q->scq_n);
+    struct shca_cqe cqe;
 
-    if (!cqe) {
+    if (!rdma_cqe_ready(&q->n->r, q->scqbuf, BQ_CQ_LOG, q->scq_n, &cqe)) {
         return false;
     }
-    if (cqe->status != SHCA_CQE_SUCCESS) {
-        st->status = cqe->status;
+    if (cqe.status != SHCA_CQE_SUCCESS) {
+        st->status = cqe.status;
         return false;
     }
-    cq_consumed(&q->n->r, q->scqbuf, ++q->scq_n);
+    rdma_cq_consumed(&q->n->r, q->scqbuf, BQ_CQ_LOG, ++q->scq_n);
     q->sq_done += st->batch;
     if (st->opcode == SHCA_WR_SEND) {
         p->rcq_n += st->batch;
-        cq_consumed(&p->n->r, p->rcqbuf, p->rcq_n);
+        rdma_cq_consumed(&p->n->r, p->rcqbuf, BQ_CQ_LOG, p->rcq_n);
         p->rq_pi += st->batch;
         rdma_db(&p->n->r, 0, SHCA_DB_RQ, (p->rq_pi & 0xffff) << 16 | p->qpn);
     }

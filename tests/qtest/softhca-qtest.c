@@ -303,10 +303,21 @@ char *dgram_loop_netdev(void)
                            port, port);
 }
 
+/* GID index: the IPv4-mapped address ip. */
+void rdma_set_gid_ipv4(Rdma *r, uint32_t index, uint32_t ip)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_SET_GID };
+
+    cmd.set_gid.index = cpu_to_le32(index);
+    cmd.set_gid.flags = cpu_to_le32(SHCA_GID_VALID);
+    cmd.set_gid.gid[10] = cmd.set_gid.gid[11] = 0xff;
+    stl_be_p(cmd.set_gid.gid + 12, ip);
+    g_assert_cmpuint(hca_cmd(&r->h, &cmd, NULL), ==, SHCA_AQ_OK);
+}
+
 /* Enable the attached device and make a PD, the two EQs and GID 0. */
 void rdma_init(Rdma *r)
 {
-    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_SET_GID };
     Hca *h = &r->h;
 
     hca_enable(h);
@@ -323,10 +334,7 @@ void rdma_init(Rdma *r)
                      SHCA_AQ_OK);
     r->attr = guest_alloc(&h->alloc, 4096);
     /* GID 0: 10.0.0.1, the source of every AV below */
-    cmd.set_gid.flags = cpu_to_le32(SHCA_GID_VALID);
-    cmd.set_gid.gid[10] = cmd.set_gid.gid[11] = 0xff;
-    stl_be_p(cmd.set_gid.gid + 12, 0x0a000001);
-    g_assert_cmpuint(hca_cmd(h, &cmd, NULL), ==, SHCA_AQ_OK);
+    rdma_set_gid_ipv4(r, 0, 0x0a000001);
 }
 
 /* extra: more -device properties and options, as for hca_start() */
@@ -698,13 +706,39 @@ void loop_recv(Rdma *r, Loop *l, uint16_t i, uint64_t wr_id,
     qtest_memwrite(r->h.qts, slot + sizeof(w), &sge, sizeof(sge));
 }
 
-/* Whether CQE n of a CQ is there, by the phase rule; never waits. */
+/*
+ * Whether CQE n of a CQ of 2^log CQEs is there, by the phase rule, and if
+ * so the CQE in *cqe (when not NULL); never waits.
+ */
+bool rdma_cqe_ready(Rdma *r, uint64_t cqbuf, uint8_t log, uint32_t n,
+                    struct shca_cqe *cqe)
+{
+    const uint32_t size = 1u << log;
+    uint8_t phase = (n / size) & 1 ? 0 : SHCA_PHASE_BIT;
+    struct shca_cqe c = rdma_cqe(r, cqbuf, n % size);
+
+    if ((c.phase & SHCA_PHASE_BIT) != phase) {
+        return false;
+    }
+    if (cqe) {
+        *cqe = c;
+    }
+    return true;
+}
+
+/* Tell the device that n CQEs of a CQ of 2^log CQEs are consumed. */
+void rdma_cq_consumed(Rdma *r, uint64_t cqbuf, uint8_t log, uint32_t n)
+{
+    struct shca_cq_record rec = { .ci = cpu_to_le32(n) };
+
+    qtest_memwrite(r->h.qts, cqbuf + ((uint64_t)SHCA_CQE_SIZE << log), &rec,
+                   sizeof(rec));
+}
+
+/* Whether CQE n of a loop QP's CQ is there, by the phase rule. */
 bool loop_cqe_ready(Rdma *r, uint64_t cqbuf, uint32_t n)
 {
-    const uint32_t size = 1u << LOOP_CQ_LOG;
-    uint8_t phase = (n / size) & 1 ? 0 : SHCA_PHASE_BIT;
-
-    return (rdma_cqe(r, cqbuf, n % size).phase & SHCA_PHASE_BIT) == phase;
+    return rdma_cqe_ready(r, cqbuf, LOOP_CQ_LOG, n, NULL);
 }
 
 /*
@@ -713,14 +747,12 @@ bool loop_cqe_ready(Rdma *r, uint64_t cqbuf, uint32_t n)
  */
 struct shca_cqe loop_wait_cqe(Rdma *r, uint64_t cqbuf, uint32_t n)
 {
-    const uint32_t size = 1u << LOOP_CQ_LOG;
-    struct shca_cq_record rec = { .ci = cpu_to_le32(n + 1) };
+    struct shca_cqe cqe;
 
     for (int tries = 0; tries < 1000; tries++) {
-        if (loop_cqe_ready(r, cqbuf, n)) {
-            qtest_memwrite(r->h.qts, cqbuf + size * SHCA_CQE_SIZE, &rec,
-                           sizeof(rec));
-            return rdma_cqe(r, cqbuf, n % size);
+        if (rdma_cqe_ready(r, cqbuf, LOOP_CQ_LOG, n, &cqe)) {
+            rdma_cq_consumed(r, cqbuf, LOOP_CQ_LOG, n + 1);
+            return cqe;
         }
         g_usleep(5 * 1000);
         qtest_clock_step(r->h.qts, 200 * 1000);

@@ -154,6 +154,10 @@ struct shca_qp_attr rc_attr(uint8_t state);
 void rdma_post_send(Rdma *r, uint64_t sq, uint16_t i, uint64_t wr_id);
 void rdma_post_recv(Rdma *r, uint64_t rq, uint16_t i, uint64_t wr_id);
 struct shca_cqe rdma_cqe(Rdma *r, uint64_t cq, unsigned slot);
+bool rdma_cqe_ready(Rdma *r, uint64_t cqbuf, uint8_t log, uint32_t n,
+                    struct shca_cqe *cqe);
+void rdma_cq_consumed(Rdma *r, uint64_t cqbuf, uint8_t log, uint32_t n);
+void rdma_set_gid_ipv4(Rdma *r, uint32_t index, uint32_t ip);
 uint8_t rdma_reg_mr(Rdma *r, uint32_t access, uint64_t iova,
                     uint64_t length, uint32_t first_offset,
                     const struct shca_buf_desc *pages, uint32_t *key);
