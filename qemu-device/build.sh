@@ -75,6 +75,29 @@ if [ "$(cat "$src/.softhca-unpacked" 2>/dev/null)" != "$QEMU_DEB_VERSION" ]; the
 	mv "$src.tmp" "$src"
 fi
 
+# --- 1b. Our patches to QEMU itself (qemu-device/qemu-patches) ------------
+# They go upstream in the QEMU series (scripts/series/qemu.sh).  The first
+# time a file is patched its release version is kept, so a changed set is
+# applied to the release's files again; only the files it touches rebuild.
+shopt -s nullglob
+qemu_patches=("$device_dir"/qemu-patches/*.patch)
+shopt -u nullglob
+patches_sum=$(cat /dev/null "${qemu_patches[@]}" | sha256sum)
+if [ "$(cat "$src/.softhca-patches" 2>/dev/null)" != "$patches_sum" ]; then
+	pristine=$src/.softhca-pristine
+	mkdir -p "$pristine"
+	(cd "$pristine" && find . -type f -exec cp --parents {} "$src" \;)
+	for f in $(sed -n 's|^+++ b/||p' /dev/null "${qemu_patches[@]}"); do
+		[ -e "$pristine/$f" ] || install -D -m 644 "$src/$f" "$pristine/$f"
+	done
+	for p in "${qemu_patches[@]}"; do
+		log "applying ${p##*/}"
+		patch -s -p1 -d "$src" < "$p" >&2 ||
+			die "${p##*/} does not apply to QEMU $QEMU_VERSION"
+	done
+	echo "$patches_sum" > "$src/.softhca-patches"
+fi
+
 # --- 2. Hook the device and its qtest in -----------------------------------
 append_once() {	# file line
 	grep -qxF "$2" "$1" || printf '%s\n' "$2" >> "$1"

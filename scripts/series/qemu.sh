@@ -6,6 +6,8 @@
 #   scripts/series/qemu.sh OUT
 #
 # writes OUT/0000-cover-letter.patch and the patches:
+#   0. our patches to QEMU itself, qemu-device/qemu-patches (the build
+#      applies them too), each with its own subject and message;
 #   1. the device in hw/rdma/, its hardware header in include/hw/rdma/, its
 #      Kconfig and meson hooks and a MAINTAINERS entry;
 #   2. its qtests in tests/qtest/;
@@ -27,8 +29,11 @@ work=$SOFTHCA_CACHE/series/work/qemu
 dev=$SOFTHCA_TOP/qemu-device
 qt=$SOFTHCA_TOP/tests/qtest
 
+qemu_patches=("$dev"/qemu-patches/*.patch)
+# shellcheck disable=SC2046 # the files the patches touch, one word each
 series_begin "$work" "$pristine" hw/Kconfig hw/meson.build meson.build \
-	MAINTAINERS tests/qtest/meson.build docs/system/device-emulation.rst
+	MAINTAINERS tests/qtest/meson.build docs/system/device-emulation.rst \
+	$(sed -n 's|^+++ b/||p' "${qemu_patches[@]}" | sort -u)
 
 # In a QEMU tree the hardware header is include/hw/rdma/softhca_hw.h, and
 # the device is written for this release alone.
@@ -38,6 +43,13 @@ upstream_source() {	# FILE: its text as the series carries it
 		-e 's/SofthcaClassData \*data/const void *data/' \
 		-e 's/softhca_enable_lockless_io(/memory_region_enable_lockless_io(/' "$1"
 }
+
+# --- 0. QEMU's own patches -------------------------------------------------
+# Each file is a subject line, a blank line, the message, "---" and the diff.
+for p in "${qemu_patches[@]}"; do
+	patch -s -p1 -d "$work" < "$p" || die "series: ${p##*/} does not apply"
+	series_patch "$work" "$(sed -n 1p "$p")" "$(sed -n '3,/^---$/p' "$p" | sed '$d')"
+done
 
 # --- 1. the device ----------------------------------------------------------
 mkdir -p "$work/hw/rdma" "$work/include/hw/rdma"
@@ -123,6 +135,10 @@ speaks real RoCEv2 on the netdev it is given.  It is for RDMA driver and
 stack developers without hardware, CI systems that need a cluster of RDMA
 machines, and people learning RDMA.  A Linux driver (drivers/infiniband/
 hw/softhca) and an rdma-core provider go with it, as series of their own.
+
+The first patch is independent of the device: it gives -netdev dgram
+batched receive and send (recvmmsg and sendmmsg), which any NIC that
+sends bursts over it gains from.
 
 Unlike pvrdma, which was removed in 9.1, softhca needs nothing from the
 host: no host RDMA device, no backend daemon.  It implements the transport

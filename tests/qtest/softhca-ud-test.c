@@ -524,6 +524,65 @@ static void test_srq_ud(void)
     hca_stop(&r.h);
 }
 
+/*
+ * -netdev dgram moves datagrams in batches of 32 (qemu-patches/0001): a
+ * doorbell's 200 sends leave the port, every one and in PSN order, and
+ * 96 datagrams the wire sends at once all reach the QP.
+ */
+#define BURST_TX 200
+#define BURST_RX 96
+
+static void test_ud_dgram_burst(void)
+{
+    struct shca_sge sge = { .length = cpu_to_le32(16) };
+    uint8_t f[2048], dmac[6];
+    struct shca_av av;
+    struct shca_cqe cqe;
+    unsigned sent = 0;
+    uint32_t psn = 0;
+    size_t len;
+    Wire wire;
+    Rdma r;
+    Ud u;
+
+    wire_open(&wire);
+    rdma_start_with(&r, wire.netdev);
+    ud_start_sq(&r, &u, SHCA_QPT_UD, UD_QKEY, 8);
+    sge.lkey = cpu_to_le32(ud_phys_key(&r));
+    sge.addr = cpu_to_le64(guest_alloc(&r.h.alloc, 4096));
+    av = ud_av(&r, 0x0a000002);
+    memcpy(av.dmac, "\x52\x54\x00\x12\x34\x99", 6);
+    ud_write_sends(&r, &u, 8, BURST_TX, PEER_QPN, &av, &sge);
+    rdma_db(&r, 0, SHCA_DB_SQ, BURST_TX << 16 | u.qpn);
+    cqe = loop_wait_cqe(&r, u.scqbuf, u.scq_n++);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmpuint(le64_to_cpu(cqe.wr_id), ==, BURST_TX - 1);
+    while (sent < BURST_TX && (len = wire_recv(&wire, f, sizeof(f), 2000))) {
+        uint32_t p = ldl_be_p(f + ROCE_OFF + 8) & 0xffffff;
+
+        g_assert_cmpuint(len, ==, ROCE_OFF + 12 + 8 + 16 + 4);
+        if (sent++) {
+            g_assert_cmphex(p, ==, (psn + 1) & 0xffffff);
+        }
+        psn = p;
+    }
+    g_assert_cmpuint(sent, ==, BURST_TX);
+
+    /* UD SEND_ONLY, DETH, 16 bytes, to the QP, which has no receive WQE */
+    stl_le_p(dmac, rd(&r.h, SHCA_REG_MAC_LO));
+    stw_le_p(dmac + 4, rd(&r.h, SHCA_REG_MAC_HI));
+    memset(f, 0, sizeof(f));
+    for (uint32_t i = 0; i < BURST_RX; i++) {
+        peer_bth(f + ROCE_OFF, 0x64, u.qpn, i, false);
+        stl_be_p(f + ROCE_OFF + 12, UD_QKEY);
+        stl_be_p(f + ROCE_OFF + 16, PEER_QPN);
+        wire_send(&wire, f, peer_frame(f, dmac, 12 + 8 + 16));
+    }
+    wait_stat(&r, SHCA_STAT_RX_NO_RECV_WQE, BURST_RX);
+    hca_stop(&r.h);
+    wire_close(&wire);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -536,6 +595,7 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/mcast/attach", test_mcast_attach);
     qtest_add_func("/softhca/mcast/deliver", test_mcast_deliver);
     qtest_add_func("/softhca/srq/ud", test_srq_ud);
+    qtest_add_func("/softhca/ud/dgram-burst", test_ud_dgram_burst);
 
     return g_test_run();
 }
