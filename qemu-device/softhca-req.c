@@ -253,7 +253,7 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
 static void softhca_req_work(SofthcaState *s, SofthcaQp *qp, uint32_t pkts,
                              bool doorbell);
 
-/* What the callback's work budget allows now; req_bh sends the rest. */
+/* What the callback's work budget allows now; the scheduler sends the rest. */
 void softhca_req_run(SofthcaState *s, SofthcaQp *qp)
 {
     softhca_req_work(s, qp, UINT32_MAX, false);
@@ -273,25 +273,24 @@ static uint32_t softhca_req_pkt_work(SofthcaQp *qp, const SofthcaSendOp *op)
 }
 
 /*
- * The SQ record's POLLING (spec §14): set while an ACK, a timer or req_bh
- * will run the requester again, which then reads the record's pi.  A
- * doorbell that finds the QP idle leaves it clear: a ping-pong then costs
- * no record writes, and a stream sets it from req_bh.
+ * The SQ record's POLLING (spec §14): set while an ACK, a timer or the
+ * scheduler will run the requester again, which then reads the record's
+ * pi.  A doorbell that finds the QP idle leaves it clear: a ping-pong then
+ * costs no record writes, and a stream sets it from the scheduler.
  */
 static void softhca_req_polling(SofthcaState *s, SofthcaQp *qp,
                                 bool doorbell)
 {
     SofthcaQpTransport *tp = &qp->tp;
-    bool busy = tp->una_psn != tp->sq_psn || tp->req_pending ||
-                tp->rnr_wait;
+    bool busy = tp->una_psn != tp->sq_psn ||
+                softhca_sched_pending(qp, SOFTHCA_SCHED_REQ) || tp->rnr_wait;
 
     if (busy && doorbell && !qp->sq_polling) {
         return;
     }
     if (softhca_tp_sq_polling(s, qp, busy)) {
         /* WQEs posted as it went idle: stay busy for them */
-        tp->req_pending = true;
-        qemu_bh_schedule(tp->req_bh);
+        softhca_sched_qp(s, qp, SOFTHCA_SCHED_REQ);
         softhca_tp_sq_polling(s, qp, true);
     }
 }
@@ -340,8 +339,7 @@ static void softhca_req_work(SofthcaState *s, SofthcaQp *qp, uint32_t pkts,
         }
         if (!pkts-- ||
             !softhca_work_spend(s, softhca_req_pkt_work(qp, op))) {
-            tp->req_pending = true;
-            qemu_bh_schedule(tp->req_bh);
+            softhca_sched_qp(s, qp, SOFTHCA_SCHED_REQ);
             break;
         }
         if (!softhca_req_send_pkt(s, qp, op)) {
@@ -433,21 +431,13 @@ bool softhca_req_flush(SofthcaState *s, SofthcaQp *qp)
 }
 
 /* Sends past a callback's budget, or the rest of a flush (ERR). */
-void softhca_req_bh(void *opaque)
+void softhca_req_run_quantum(SofthcaState *s, SofthcaQp *qp, uint32_t pkts)
 {
-    SofthcaQp *qp = opaque;
-    SofthcaState *s = qp->tp.s;
-
-    if (!qp->valid || !softhca_work_begin_bh(s)) {
-        return;
-    }
-    qp->tp.req_pending = false;
     if (qp->state == SHCA_QPS_ERR) {
         softhca_tp_flush(s, qp);
     } else if (softhca_qp_is_ud(qp)) {
-        softhca_ud_send_run(s, qp);
+        softhca_ud_send_run(s, qp, pkts);
     } else {
-        softhca_req_run(s, qp);
+        softhca_req_work(s, qp, pkts, false);
     }
-    softhca_work_end(s);
 }

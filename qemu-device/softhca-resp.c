@@ -308,10 +308,10 @@ static bool softhca_resp_read_next(SofthcaState *s, SofthcaQp *qp,
 
 /*
  * Send the pending responses in order while the callback's work budget
- * lasts; the bottom half sends the rest.  An ACK held back behind them
- * follows.
+ * lasts, and at most pkts; the scheduler sends the rest.  An ACK held
+ * back behind them follows.
  */
-static void softhca_resp_pump(SofthcaState *s, SofthcaQp *qp)
+static void softhca_resp_pump(SofthcaState *s, SofthcaQp *qp, uint32_t pkts)
 {
     SofthcaQpTransport *tp = &qp->tp;
     uint32_t mtu = softhca_tp_mtu(qp);
@@ -320,9 +320,10 @@ static void softhca_resp_pump(SofthcaState *s, SofthcaQp *qp)
     while ((rd = softhca_resp_rd_pending(qp))) {
         uint32_t npkts = softhca_msg_pkts(rd->len, mtu);
 
-        if (!softhca_work_spend(s, SOFTHCA_WORK_FRAME(rd->atomic ? 8 :
+        if (!pkts-- ||
+            !softhca_work_spend(s, SOFTHCA_WORK_FRAME(rd->atomic ? 8 :
                                                       MIN(rd->len, mtu)))) {
-            qemu_bh_schedule(tp->resp_bh);
+            softhca_sched_qp(s, qp, SOFTHCA_SCHED_RESP);
             return;
         }
         if (rd->atomic) {
@@ -340,14 +341,10 @@ static void softhca_resp_pump(SofthcaState *s, SofthcaQp *qp)
     }
 }
 
-void softhca_resp_bh(void *opaque)
+void softhca_resp_run(SofthcaState *s, SofthcaQp *qp, uint32_t pkts)
 {
-    SofthcaQp *qp = opaque;
-    SofthcaState *s = qp->tp.s;
-
-    if (qp->valid && softhca_tp_answers(qp) && softhca_work_begin_bh(s)) {
-        softhca_resp_pump(s, qp);
-        softhca_work_end(s);
+    if (softhca_tp_answers(qp)) {
+        softhca_resp_pump(s, qp, pkts);
     }
 }
 
@@ -447,7 +444,7 @@ static SofthcaRespResult softhca_resp_read(SofthcaState *s, SofthcaQp *qp,
         .req_va = p->reth.va,
         .req_len = p->reth.dma_len,
     };
-    softhca_resp_pump(s, qp);
+    softhca_resp_pump(s, qp, UINT32_MAX);
     return SOFTHCA_RESP_ANSWERED;
 }
 
@@ -487,7 +484,7 @@ static SofthcaRespResult softhca_resp_atomic(SofthcaState *s, SofthcaQp *qp,
         .pending = true,        /* answered after the READs before it */
     };
     qp->tp.msn++;
-    softhca_resp_pump(s, qp);
+    softhca_resp_pump(s, qp, UINT32_MAX);
     return SOFTHCA_RESP_ANSWERED;
 }
 
@@ -507,7 +504,7 @@ static SofthcaRespResult softhca_resp_empty_answer(SofthcaState *s,
         .resume_psn = psn,
     };
     qp->tp.msn++;
-    softhca_resp_pump(s, qp);
+    softhca_resp_pump(s, qp, UINT32_MAX);
     return SOFTHCA_RESP_ANSWERED;
 }
 
@@ -635,7 +632,7 @@ static void softhca_resp_duplicate(SofthcaState *s, SofthcaQp *qp,
             if (!rd->pending) {
                 rd->pending = true;
                 rd->sent = 0;
-                softhca_resp_pump(s, qp);
+                softhca_resp_pump(s, qp, UINT32_MAX);
             }
         } else if (!rd->atomic && !rd->empty &&
                    op5 == SOFTHCA_OP_RDMA_READ_REQUEST) {
@@ -660,7 +657,7 @@ static void softhca_resp_duplicate(SofthcaState *s, SofthcaQp *qp,
             rd->sent = 0;
             rd->va = p->reth.va;
             rd->len = p->reth.dma_len;
-            softhca_resp_pump(s, qp);
+            softhca_resp_pump(s, qp, UINT32_MAX);
         }
         return;
     }
@@ -828,9 +825,7 @@ bool softhca_resp_flush(SofthcaState *s, SofthcaQp *qp)
     SofthcaQpTransport *tp = &qp->tp;
     struct shca_recv_wqe w;
 
-    if (tp->resp_bh) {
-        qemu_bh_cancel(tp->resp_bh);
-    }
+    softhca_sched_cancel(s, qp, SOFTHCA_SCHED_RESP);
     for (unsigned i = 0; i < softhca_resp_rd_count(qp); i++) {
         tp->rd[i].pending = false;
     }

@@ -40,6 +40,21 @@
  */
 #define SOFTHCA_DOORBELL_PKTS   1
 
+/* Packets a QP sends in its turn of the scheduler before the next QP's. */
+#define SOFTHCA_SCHED_QUANTUM   16
+
+/* softhca-sched.c: the work a QP has left for the scheduler */
+#define SOFTHCA_SCHED_REQ       1u      /* send, or flush in ERR */
+#define SOFTHCA_SCHED_RESP      2u      /* READ responses and atomic ACKs */
+
+void softhca_sched_init(SofthcaState *s);
+void softhca_sched_exit(SofthcaState *s);
+/* Queue the QP for work, at the back unless it is queued already. */
+void softhca_sched_qp(SofthcaState *s, SofthcaQp *qp, unsigned work);
+/* Take work back; the QP leaves the queue once it has none. */
+void softhca_sched_cancel(SofthcaState *s, SofthcaQp *qp, unsigned work);
+bool softhca_sched_pending(const SofthcaQp *qp, unsigned work);
+
 /* The largest RoCEv2 frame: 4096-byte MTU and the longest headers. */
 #define SOFTHCA_TP_FRAME_MAX    4352
 
@@ -103,8 +118,8 @@ SofthcaSendOp *softhca_req_op(SofthcaQp *qp, uint16_t index);
 void softhca_req_run(SofthcaState *s, SofthcaQp *qp);
 /* From an SQ doorbell: at most pkts packets now, the rest from req_bh. */
 void softhca_req_run_doorbell(SofthcaState *s, SofthcaQp *qp, uint32_t pkts);
-/* The requester's bottom half: softhca_req_run after an SQ doorbell. */
-void softhca_req_bh(void *opaque);
+/* From the scheduler: at most pkts packets, or the flush of an ERR QP. */
+void softhca_req_run_quantum(SofthcaState *s, SofthcaQp *qp, uint32_t pkts);
 /* Send again from psn, which lies in a started WQE. */
 void softhca_req_rewind(SofthcaState *s, SofthcaQp *qp, uint32_t psn);
 /*
@@ -155,13 +170,13 @@ void softhca_resp_receive(SofthcaState *s, SofthcaQp *qp,
  * as many as the work budget allows; true when none is left.
  */
 bool softhca_resp_flush(SofthcaState *s, SofthcaQp *qp);
-/* Send more of the pending READ responses (opaque: the QP). */
-void softhca_resp_bh(void *opaque);
+/* From the scheduler: at most pkts more of the pending READ responses. */
+void softhca_resp_run(SofthcaState *s, SofthcaQp *qp, uint32_t pkts);
 void softhca_resp_ack_flush(SofthcaState *s, SofthcaQp *qp);
 void softhca_resp_ack_timer_cb(void *opaque);
 
 /* softhca-ud.c: datagram QPs (spec §17) */
-void softhca_ud_send_run(SofthcaState *s, SofthcaQp *qp);
+void softhca_ud_send_run(SofthcaState *s, SofthcaQp *qp, uint32_t pkts);
 /* A packet with a UD opcode, parsed and with a good ICRC. */
 void softhca_ud_receive(SofthcaState *s, const uint8_t *frame,
                         const SofthcaUdpFrame *u, const SofthcaRocePacket *p,

@@ -245,6 +245,7 @@ void softhca_tp_cqe(SofthcaState *s, SofthcaQp *qp, uint32_t cqn,
 void softhca_tp_init(SofthcaState *s)
 {
     softhca_fault_set_sink(s, SOFTHCA_FAULT_RX, softhca_tp_deliver);
+    softhca_sched_init(s);
     s->cq_error_bh = qemu_bh_new_guarded(softhca_tp_cq_error_bh, s,
                                          &DEVICE(s)->mem_reentrancy_guard);
 }
@@ -253,6 +254,7 @@ void softhca_tp_exit(SofthcaState *s)
 {
     qemu_bh_delete(s->cq_error_bh);
     s->cq_error_bh = NULL;
+    softhca_sched_exit(s);
 }
 
 /* --- hooks ---------------------------------------------------------------- */
@@ -323,18 +325,7 @@ void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp)
     } else {
         tp->ack_timer = softhca_timer_new(s, softhca_resp_ack_timer_cb, qp);
     }
-    if (tp->req_bh) {
-        qemu_bh_cancel(tp->req_bh);
-    } else {
-        tp->req_bh = qemu_bh_new_guarded(softhca_req_bh, qp,
-                                         &DEVICE(s)->mem_reentrancy_guard);
-    }
-    if (tp->resp_bh) {
-        qemu_bh_cancel(tp->resp_bh);
-    } else {
-        tp->resp_bh = qemu_bh_new_guarded(softhca_resp_bh, qp,
-                                          &DEVICE(s)->mem_reentrancy_guard);
-    }
+    softhca_sched_cancel(s, qp, SOFTHCA_SCHED_REQ | SOFTHCA_SCHED_RESP);
     /* INIT -> RTR sizes it anew, from max_dest_rd_atomic */
     g_free(tp->rd);
     *tp = (SofthcaQpTransport) {
@@ -344,8 +335,6 @@ void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp)
         .nops = tp->nops,
         .op_size = tp->op_size,
         .retry_timer = tp->retry_timer,
-        .resp_bh = tp->resp_bh,
-        .req_bh = tp->req_bh,
         .ack_timer = tp->ack_timer,
         .prev_op = SOFTHCA_OP_SEND_ONLY,
     };
@@ -412,8 +401,7 @@ bool softhca_tp_flush(SofthcaState *s, SofthcaQp *qp)
     if (softhca_req_flush(s, qp) && softhca_resp_flush(s, qp)) {
         return true;
     }
-    qp->tp.req_pending = true;
-    qemu_bh_schedule(qp->tp.req_bh);
+    softhca_sched_qp(s, qp, SOFTHCA_SCHED_REQ);
     return false;
 }
 
@@ -422,12 +410,7 @@ void softhca_tp_destroy(SofthcaState *s, SofthcaQp *qp)
     if (qp->tp.retry_timer) {
         timer_free(qp->tp.retry_timer);
     }
-    if (qp->tp.resp_bh) {
-        qemu_bh_delete(qp->tp.resp_bh);
-    }
-    if (qp->tp.req_bh) {
-        qemu_bh_delete(qp->tp.req_bh);
-    }
+    softhca_sched_cancel(s, qp, SOFTHCA_SCHED_REQ | SOFTHCA_SCHED_RESP);
     if (qp->tp.ack_timer) {
         timer_free(qp->tp.ack_timer);
     }
@@ -444,7 +427,7 @@ void softhca_tp_sq_kick(SofthcaState *s, SofthcaQp *qp)
         return;
     }
     if (softhca_qp_is_ud(qp)) {
-        softhca_ud_send_run(s, qp);
+        softhca_ud_send_run(s, qp, UINT32_MAX);
     } else {
         bool idle = qp->tp.una_psn == qp->tp.sq_psn;
 

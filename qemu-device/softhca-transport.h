@@ -90,10 +90,8 @@ typedef struct SofthcaQpTransport {
     uint8_t retry_left;
     uint8_t rnr_left;
     bool rnr_wait;              /* sending stopped by an RNR NAK */
-    bool req_pending;           /* req_bh is scheduled */
     bool read_nak;              /* a READ response gap was retried */
     QEMUTimer *retry_timer;     /* ACK timeout, then RNR wait */
-    QEMUBH *req_bh;             /* runs the requester after a doorbell */
 
     /* responder */
     uint32_t rq_psn;            /* next PSN expected */
@@ -119,7 +117,10 @@ typedef struct SofthcaQpTransport {
     bool ack_delayed;           /* an ACK waits for ack_timer or a request */
     bool ack_ride;              /* requests go out: ACKs may wait for one */
     QEMUTimer *ack_timer;
-    QEMUBH *resp_bh;            /* sends the rest of the pending responses */
+
+    /* the scheduler (softhca-sched.c): work left, and its place in line */
+    unsigned sched;             /* SOFTHCA_SCHED_*; 0: not queued */
+    QTAILQ_ENTRY(SofthcaQp) sched_next;
 } SofthcaQpTransport;
 
 #endif /* HW_SOFTHCA_TRANSPORT_H */

@@ -104,11 +104,12 @@ static uint8_t softhca_ud_send_one(SofthcaState *s, SofthcaQp *qp,
 
 /*
  * Send the WQEs posted to the SQ of a UD or GSI QP in RTS while the
- * callback's work budget has room for a datagram of the port's MTU;
- * req_bh sends the rest.  Each completes once its packet has left (no
- * ACKs); a bad one moves the QP to ERR, which flushes those behind it.
+ * callback's work budget has room for a datagram of the port's MTU, and
+ * at most pkts; the scheduler sends the rest.  Each completes once its
+ * packet has left (no ACKs); a bad one moves the QP to ERR, which flushes
+ * those behind it.
  */
-void softhca_ud_send_run(SofthcaState *s, SofthcaQp *qp)
+void softhca_ud_send_run(SofthcaState *s, SofthcaQp *qp, uint32_t pkts)
 {
     uint32_t mtu = softhca_port_mtu(s);
 
@@ -118,8 +119,8 @@ void softhca_ud_send_run(SofthcaState *s, SofthcaQp *qp)
         uint64_t len;
         uint8_t status;
 
-        if (!softhca_work_fits(s, SOFTHCA_WORK_FRAME(mtu))) {
-            qemu_bh_schedule(qp->tp.req_bh);
+        if (!pkts-- || !softhca_work_fits(s, SOFTHCA_WORK_FRAME(mtu))) {
+            softhca_sched_qp(s, qp, SOFTHCA_SCHED_REQ);
             return;
         }
         status = softhca_ud_send_one(s, qp, &w, &len);

@@ -97,14 +97,7 @@ static void softhca_work_resume(SofthcaState *s)
     qemu_bh_schedule(s->loopback.bh);
     qemu_bh_schedule(s->nic_tx_bh);
     qemu_bh_schedule(s->cq_error_bh);
-    for (uint32_t i = 0; i < SOFTHCA_QP_TABLE; i++) {
-        SofthcaQp *qp = &s->qps[i];
-
-        if (qp->valid) {
-            qemu_bh_schedule(qp->tp.req_bh);
-            qemu_bh_schedule(qp->tp.resp_bh);
-        }
-    }
+    qemu_bh_schedule(s->sched_bh);
 }
 
 static void softhca_work_vm_state(void *opaque, bool running, RunState state)

@@ -215,6 +215,9 @@ struct SofthcaState {
     uint64_t tp_mem;            /* bytes of QP transport state reserved */
     SofthcaMcastGroup mcast[SOFTHCA_MAX_MCAST_GRP];
     QEMUBH *cq_error_bh;        /* moves the QPs of overrun CQs to ERR */
+    /* the QPs with work left, in turn (softhca-sched.c) */
+    QTAILQ_HEAD(, SofthcaQp) sched_qps;
+    QEMUBH *sched_bh;
 
     /* the work budget (spec §19.3) */
     uint32_t work_depth;        /* callbacks of the device nested */

@@ -463,6 +463,72 @@ static void test_budget_ud_packets(void)
     wire_close(&wire);
 }
 
+/*
+ * The scheduler runs the QPs in turn (spec §19.3): two UC QPs to the
+ * peer, each with one SEND of 32 KiB (32 packets at path MTU 1024, which
+ * the wire's socket buffer holds), rung while the VM is stopped.  From
+ * the wire, neither QP sends more than 16 packets (a turn) in a row while
+ * the other has some left.  Each QP's own bottom half used to send all
+ * that a work budget allowed, 170 packets, before the other had a turn.
+ */
+#define TURN_MSG_LEN    (32u << 10)
+#define TURN_PKTS       16
+
+static void test_sched_round_robin(void)
+{
+    unsigned left[2], run = 0, n = 0;
+    uint64_t src[2];
+    uint8_t f[4200];
+    int prev = -1;
+    size_t len;
+    Wire w;
+    Rdma r;
+    Loop l[2];
+
+    wire_open(&w);
+    rdma_start_with(&r, w.netdev);
+    /* the payload tells the QP: bytes of 0 from one, of 1 from the other */
+    for (int q = 0; q < 2; q++) {
+        src[q] = guest_alloc(&r.h.alloc, TURN_MSG_LEN);
+        hca_fill(&r.h, src[q], q, TURN_MSG_LEN);
+        loop_start(&r, &l[q], SHCA_QPT_UC, 7);
+        loop_connect_peer(&r, &l[q]);
+        loop_send(&r, &l[q], 0, q, src[q], TURN_MSG_LEN, SHCA_WQE_SIGNALED);
+    }
+    /* stopped: both are rung before either has a turn */
+    qtest_qmp_assert_success(r.h.qts, "{'execute': 'stop'}");
+    for (int q = 0; q < 2; q++) {
+        rdma_db(&r, 0, SHCA_DB_SQ, 1u << 16 | l[q].qpn);
+    }
+    qtest_qmp_assert_success(r.h.qts, "{'execute': 'cont'}");
+    while ((len = wire_recv(&w, f, sizeof(f), 500))) {
+        int q = f[ROCE_OFF + 12];
+
+        g_assert_cmpint(q, <=, 1);
+        if (!n++) {
+            /* the first frame tells the packets of a message */
+            left[0] = left[1] = TURN_MSG_LEN / (len - ROCE_OFF - 12 - 4);
+            g_assert_cmpuint(left[0], >, TURN_PKTS);
+        }
+        g_assert_cmpuint(left[q], >, 0);
+        left[q]--;
+        run = q == prev ? run + 1 : 1;
+        prev = q;
+        if (left[!q]) {
+            g_assert_cmpuint(run, <=, TURN_PKTS);
+        }
+    }
+    g_assert_cmpuint(n, >, 0);
+    g_assert_cmpuint(left[0] + left[1], ==, 0);
+    for (int q = 0; q < 2; q++) {
+        struct shca_cqe cqe = loop_send_cqe(&r, &l[q]);
+
+        g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    }
+    hca_stop(&r.h);
+    wire_close(&w);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -476,6 +542,7 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/budget/responder-packets",
                    test_budget_responder_packets);
     qtest_add_func("/softhca/budget/ud-packets", test_budget_ud_packets);
+    qtest_add_func("/softhca/sched/round-robin", test_sched_round_robin);
 
     return g_test_run();
 }

@@ -1,0 +1,92 @@
+/*
+ * softhca: the engine's scheduler (spec §19.3).  What a callback's work
+ * budget left undone goes on from here: one bottom half runs the QPs that
+ * have work in turn, each for at most SOFTHCA_SCHED_QUANTUM packets, and
+ * sends the burst one budget allows per wakeup.  A QP with more to do
+ * goes to the back of the queue, so that one QP's long message never
+ * starves the others.  Like every bottom half of the device it does
+ * nothing while the VM is stopped; the queue waits for it.
+ *
+ * Copyright (c) 2026 The softhca authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "softhca-rdma.h"
+#include "softhca-tp.h"
+#include "trace.h"
+
+void softhca_sched_qp(SofthcaState *s, SofthcaQp *qp, unsigned work)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+
+    if (!tp->sched) {
+        QTAILQ_INSERT_TAIL(&s->sched_qps, qp, tp.sched_next);
+    }
+    tp->sched |= work;
+    qemu_bh_schedule(s->sched_bh);
+}
+
+void softhca_sched_cancel(SofthcaState *s, SofthcaQp *qp, unsigned work)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+
+    if (!tp->sched) {
+        return;
+    }
+    tp->sched &= ~work;
+    if (!tp->sched) {
+        QTAILQ_REMOVE(&s->sched_qps, qp, tp.sched_next);
+    }
+}
+
+bool softhca_sched_pending(const SofthcaQp *qp, unsigned work)
+{
+    return qp->tp.sched & work;
+}
+
+static void softhca_sched_bh(void *opaque)
+{
+    SofthcaState *s = opaque;
+    SofthcaQp *qp;
+
+    if (!softhca_work_begin_bh(s)) {
+        return;
+    }
+    while ((qp = QTAILQ_FIRST(&s->sched_qps))) {
+        uint32_t used = s->work_used;
+        unsigned work = qp->tp.sched;
+
+        softhca_sched_cancel(s, qp, work);
+        trace_softhca_sched_run(qp->qpn, work);
+        if (work & SOFTHCA_SCHED_RESP) {
+            softhca_resp_run(s, qp, SOFTHCA_SCHED_QUANTUM);
+        }
+        if (work & SOFTHCA_SCHED_REQ) {
+            softhca_req_run_quantum(s, qp, SOFTHCA_SCHED_QUANTUM);
+        }
+        /* queued again with nothing done: the budget is spent */
+        if (s->work_used == used && qp->tp.sched) {
+            break;
+        }
+    }
+    if (!QTAILQ_EMPTY(&s->sched_qps)) {
+        qemu_bh_schedule(s->sched_bh);
+    }
+    softhca_work_end(s);
+}
+
+void softhca_sched_init(SofthcaState *s)
+{
+    QTAILQ_INIT(&s->sched_qps);
+    s->sched_bh = qemu_bh_new_guarded(softhca_sched_bh, s,
+                                      &DEVICE(s)->mem_reentrancy_guard);
+}
+
+void softhca_sched_exit(SofthcaState *s)
+{
+    qemu_bh_delete(s->sched_bh);
+    s->sched_bh = NULL;
+}
