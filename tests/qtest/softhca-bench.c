@@ -36,6 +36,14 @@
 #define BQ_QPS          16
 #define BUF_LEN         (64 * 1024)
 #define BUF_IOVA        0x10000000ull
+/*
+ * The fairness figure with a hog: one QP's SENDs of HOG_LEN against 2-byte
+ * WRITEs on the 15 others, for HOG_SECONDS, each node with HOG_RAM of RAM.
+ */
+#define HOG_LEN         (64u << 20)
+#define HOG_IOVA        0x40000000ull
+#define HOG_RAM         " -m 512"
+#define HOG_SECONDS     8.0
 #define PORT_MTU        9000    /* path MTU 4096, as `make bench` runs */
 /*
  * Under qtest the VM clock moves only when told to: the harness moves it
@@ -53,6 +61,7 @@ typedef struct Node {
     uint32_t ip;
     uint64_t buf;               /* BUF_LEN, registered at BUF_IOVA */
     uint32_t key;
+    uint32_t hog_key;           /* HOG_LEN at HOG_IOVA, for the hog */
 } Node;
 
 typedef struct BQp {
@@ -80,22 +89,46 @@ static int64_t now_ns(void)
     return g_get_monotonic_time() * 1000;
 }
 
-static void node_start(Node *n, const char *extra, uint32_t ip)
+/* A buffer of len bytes, registered at iova for local and remote access. */
+static uint32_t node_mr(Node *n, uint64_t iova, uint64_t len, uint64_t *buf)
 {
     struct shca_buf_desc pages;
+    uint32_t key;
 
-    rdma_start_with(&n->r, extra);
+    *buf = guest_alloc(&n->r.h.alloc, len);
+    buf_direct(&pages, *buf, len / 4096);
+    g_assert_cmpuint(rdma_reg_mr(&n->r, SHCA_ACCESS_LOCAL_WRITE |
+                                 SHCA_ACCESS_REMOTE_WRITE |
+                                 SHCA_ACCESS_REMOTE_READ, iova, len,
+                                 0, &pages, &key), ==, SHCA_AQ_OK);
+    return key;
+}
+
+static void node_start(Node *n, const char *extra, uint32_t ip, bool hog)
+{
+    g_autofree char *args = g_strconcat(extra ?: "", hog ? HOG_RAM : "",
+                                        NULL);
+    uint64_t hog_buf;
+
+    rdma_start_with(&n->r, args);
     wr(&n->r.h, SHCA_REG_MTU, PORT_MTU);
     stl_le_p(n->mac, rd(&n->r.h, SHCA_REG_MAC_LO));
     stw_le_p(n->mac + 4, rd(&n->r.h, SHCA_REG_MAC_HI));
     n->ip = ip;
     rdma_set_gid_ipv4(&n->r, 0, ip);
-    n->buf = guest_alloc(&n->r.h.alloc, BUF_LEN);
-    buf_direct(&pages, n->buf, BUF_LEN / 4096);
-    g_assert_cmpuint(rdma_reg_mr(&n->r, SHCA_ACCESS_LOCAL_WRITE |
-                                 SHCA_ACCESS_REMOTE_WRITE |
-                                 SHCA_ACCESS_REMOTE_READ, BUF_IOVA, BUF_LEN,
-                                 0, &pages, &n->key), ==, SHCA_AQ_OK);
+    n->key = node_mr(n, BUF_IOVA, BUF_LEN, &n->buf);
+    if (hog) {
+        n->hog_key = node_mr(n, HOG_IOVA, HOG_LEN, &hog_buf);
+    }
+}
+
+/* Where a stream's WQEs read and write on node n: the hog's buffer or not. */
+static uint64_t stream_iova(const Stream *st, const Node *n, uint32_t *key)
+{
+    bool hog = st->len > BUF_LEN;
+
+    *key = hog ? n->hog_key : n->key;
+    return hog ? HOG_IOVA : BUF_IOVA;
 }
 
 static void bqp_create(Node *n, BQp *q)
@@ -158,16 +191,18 @@ static void stream_write_sq(Stream *st)
     const size_t slot = 1u << BQ_SQ_SHIFT;
     g_autofree uint8_t *ring = g_malloc0(BQ_SIZE * slot);
     Node *n = st->q->n, *p = st->peer->n;
+    uint32_t key, rkey;
+    uint64_t iova = stream_iova(st, n, &key);
     struct shca_send_wqe w = {
         .opcode = st->opcode,
         .num_sge = 1,
-        .remote_addr = cpu_to_le64(BUF_IOVA),
-        .rkey = cpu_to_le32(p->key),
+        .remote_addr = cpu_to_le64(stream_iova(st, p, &rkey)),
+        .rkey = cpu_to_le32(rkey),
     };
     struct shca_sge sge = {
-        .addr = cpu_to_le64(BUF_IOVA),
+        .addr = cpu_to_le64(iova),
         .length = cpu_to_le32(st->len),
-        .lkey = cpu_to_le32(n->key),
+        .lkey = cpu_to_le32(key),
     };
 
     /* batches start where the SQ stands; batch divides the ring's size */
@@ -188,11 +223,13 @@ static void stream_fill_rq(Stream *st)
     const size_t slot = 1u << BQ_RQ_SHIFT;
     g_autofree uint8_t *ring = g_malloc0(BQ_SIZE * slot);
     BQp *q = st->peer;
+    uint32_t key;
+    uint64_t iova = stream_iova(st, q->n, &key);
     struct shca_recv_wqe w = { .num_sge = 1 };
     struct shca_sge sge = {
-        .addr = cpu_to_le64(BUF_IOVA),
-        .length = cpu_to_le32(BUF_LEN),
-        .lkey = cpu_to_le32(q->n->key),
+        .addr = cpu_to_le64(iova),
+        .length = cpu_to_le32(MAX(st->len, BUF_LEN)),
+        .lkey = cpu_to_le32(key),
     };
 
     for (uint32_t i = 0; i < BQ_SIZE; i++) {
@@ -267,7 +304,7 @@ static void clocks_follow(Node **nodes, unsigned nnodes)
  * completed for GIVE_UP_NS.
  */
 static int64_t streams_run(Stream *st, unsigned n, Node **nodes,
-                           unsigned nnodes)
+                           unsigned nnodes, double secs)
 {
     int64_t start, end, last = now_ns();
     bool timing = false;
@@ -282,7 +319,7 @@ static int64_t streams_run(Stream *st, unsigned n, Node **nodes,
     }
     /* the first batches warm up; the clock starts after them */
     start = now_ns();
-    end = start + seconds * 1e9;
+    end = start + secs * 1e9;
     for (;;) {
         int64_t t = now_ns();
         bool moved = false;
@@ -301,7 +338,7 @@ static int64_t streams_run(Stream *st, unsigned n, Node **nodes,
             if (!timing) {
                 timing = true;
                 start = now_ns();
-                end = start + seconds * 1e9;
+                end = start + secs * 1e9;
                 for (unsigned k = 0; k < n; k++) {
                     st[k].done = 0;
                 }
@@ -366,19 +403,19 @@ static char *node_netdev(int i)
                            port + i * 20000, port + !i * 20000);
 }
 
-static void world_up(World *w, unsigned nqps)
+static void world_up(World *w, unsigned nqps, bool hog)
 {
     memset(w, 0, sizeof(*w));
     if (!strcmp(fabric, "loopback")) {
-        node_start(&w->a, NULL, 0x0a000001);
+        node_start(&w->a, NULL, 0x0a000001, hog);
         w->nodes[0] = &w->a;
         w->nnodes = 1;
     } else {
         g_autofree char *na = node_netdev(0);
         g_autofree char *nb = node_netdev(1);
 
-        node_start(&w->a, na, 0x0a000001);
-        node_start(&w->b, nb, 0x0a000002);
+        node_start(&w->a, na, 0x0a000001, hog);
+        node_start(&w->b, nb, 0x0a000002, hog);
         w->nodes[0] = &w->a;
         w->nodes[1] = &w->b;
         w->nnodes = 2;
@@ -433,14 +470,22 @@ static void print_fail(const char *name, const Stream *st, unsigned n)
     fflush(stdout);
 }
 
-/* Jain's fairness index of the streams' counts: 1 is perfectly fair. */
+/* The packets (path MTU 4096) of the WQEs a stream completed. */
+static double stream_pkts(const Stream *st)
+{
+    return (double)st->done * DIV_ROUND_UP(st->len, 4096);
+}
+
+/* Jain's fairness index of the streams' packets: 1 is perfectly fair. */
 static double jain(const Stream *st, unsigned n)
 {
     double sum = 0, sq = 0;
 
     for (unsigned i = 0; i < n; i++) {
-        sum += st[i].done;
-        sq += (double)st[i].done * st[i].done;
+        double pkts = stream_pkts(&st[i]);
+
+        sum += pkts;
+        sq += pkts * pkts;
     }
     return sq ? sum * sum / (n * sq) : 0;
 }
@@ -456,17 +501,38 @@ static double run_figure(Stream *st, unsigned n, uint8_t opcode,
     uint64_t total = 0;
     int64_t ns;
 
-    world_up(&w, n);
+    world_up(&w, n, false);
     for (unsigned i = 0; i < n; i++) {
         st[i] = (Stream) { &w.qa[i], &w.qb[i], opcode, len, batch };
     }
-    ns = streams_run(st, n, w.nodes, w.nnodes);
+    ns = streams_run(st, n, w.nodes, w.nnodes, seconds);
     losses_note(&w);
     world_down(&w);
     for (unsigned i = 0; i < n; i++) {
         total += st[i].done;
     }
     return ns > 0 ? total / (ns / 1e9) : -1;
+}
+
+/*
+ * Fairness with a hog: QP 0 SENDs HOG_LEN, two messages in flight, while
+ * the 15 others WRITE 2 bytes, for HOG_SECONDS (its messages take long);
+ * false if a WQE failed.
+ */
+static bool hog_figure(Stream *st)
+{
+    static World w;
+    int64_t ns;
+
+    world_up(&w, BQ_QPS, true);
+    st[0] = (Stream) { &w.qa[0], &w.qb[0], SHCA_WR_SEND, HOG_LEN, 1 };
+    for (unsigned i = 1; i < BQ_QPS; i++) {
+        st[i] = (Stream) { &w.qa[i], &w.qb[i], SHCA_WR_RDMA_WRITE, 2, 512 };
+    }
+    ns = streams_run(st, BQ_QPS, w.nodes, w.nnodes, HOG_SECONDS);
+    losses_note(&w);
+    world_down(&w);
+    return ns > 0;
 }
 
 #define LAT_ITERS       1000
@@ -539,7 +605,7 @@ static void latency(void)
     int64_t t;
     uint16_t v;
 
-    world_up(&w, 1);
+    world_up(&w, 1, false);
     a = w.qa[0].n;
     lat_ring(&w.qa[0], &w.qb[0]);
     lat_ring(&w.qb[0], &w.qa[0]);
@@ -603,6 +669,17 @@ static void bench(void)
     } else {
         print("write_rate_16qp", rate / 1e6, "Mpps");
         print("fairness_16qp", jain(st, BQ_QPS), "Jain");
+    }
+    if (hog_figure(st)) {
+        double all = 0;
+
+        for (unsigned i = 0; i < BQ_QPS; i++) {
+            all += stream_pkts(&st[i]);
+        }
+        print("fairness_hog", jain(st, BQ_QPS), "Jain");
+        print("hog_share", all ? 100 * stream_pkts(&st[0]) / all : 0, "%");
+    } else {
+        print_fail("fairness_hog", st, BQ_QPS);
     }
     for (size_t i = 0; i < ARRAY_SIZE(bw); i++) {
         rate = run_figure(st, 1, bw[i].opcode, bw[i].len, bw[i].batch);
