@@ -47,7 +47,7 @@ apt-get install -y -q --no-install-recommends \
 	dpkg-dev cmake libnl-3-dev libnl-route-3-dev libudev-dev \
 	cpio gzip xz-utils zstd kmod busybox-static \
 	seabios qemu-system-data ipxe-qemu \
-	iproute2 bridge-utils tshark socat procps openssh-client \
+	iproute2 bridge-utils tshark socat procps openssh-client gnuplot-nox \
 	clang libclang-rt-dev llvm mmdebstrap ccache \
 	"${headers[@]}"
 # pycotap: a pristine QEMU tree's configure wants it (tests/series/run);

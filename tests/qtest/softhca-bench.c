@@ -641,7 +641,12 @@ static void bench(void)
         uint8_t opcode;
         uint32_t len, batch;
     } bw[] = {
+        /* WRITE at each size of the plot's curve (tests/bench/plot) */
+        { "write_bw_64", SHCA_WR_RDMA_WRITE, 64, 512 },
+        { "write_bw_256", SHCA_WR_RDMA_WRITE, 256, 512 },
+        { "write_bw_1k", SHCA_WR_RDMA_WRITE, 1024, 512 },
         { "write_bw_4k", SHCA_WR_RDMA_WRITE, 4096, 512 },
+        { "write_bw_16k", SHCA_WR_RDMA_WRITE, 16384, 256 },
         { "write_bw_64k", SHCA_WR_RDMA_WRITE, 65536, 64 },
         { "send_bw_4k", SHCA_WR_SEND, 4096, 512 },
         { "send_bw_64k", SHCA_WR_SEND, 65536, 64 },
