@@ -275,14 +275,15 @@ static void softhca_resp_atomic_ack(SofthcaState *s, SofthcaQp *qp,
  * Send the next READ response of rd (re-read from memory); false if the
  * memory cannot be read any more: the requester then times out.
  */
-static bool softhca_resp_read_next(SofthcaState *s, SofthcaQp *qp,
-                                   SofthcaRdAtomic *rd, uint32_t npkts)
+/* The next response of rd, whose payload is read already. */
+static void softhca_resp_read_send(SofthcaState *s, SofthcaQp *qp,
+                                   SofthcaRdAtomic *rd, uint32_t npkts,
+                                   const uint8_t *payload)
 {
     uint32_t mtu = softhca_tp_mtu(qp);
     uint32_t i = rd->sent;
     uint64_t off = (uint64_t)i * mtu;
     bool first = i == 0, last = i + 1 == npkts;
-    uint8_t payload[4096];
     SofthcaRocePacket r = {
         .bth.opcode = softhca_tp_transport(qp) |
                       (first && last ? SOFTHCA_OP_READ_RESPONSE_ONLY :
@@ -295,14 +296,25 @@ static bool softhca_resp_read_next(SofthcaState *s, SofthcaQp *qp,
         .payload_len = MIN(mtu, rd->len - off),
     };
 
-    if (r.payload_len &&
-        softhca_mem_copy(s, qp, rd->rkey, rd->va + off, payload,
-                         r.payload_len, SHCA_ACCESS_REMOTE_READ,
-                         false) != SOFTHCA_MEM_OK) {
-        return false;
-    }
     softhca_tp_send(s, qp, &r, payload);
     rd->sent++;
+}
+
+/* The next response of rd; false if its memory cannot be read. */
+static bool softhca_resp_read_next(SofthcaState *s, SofthcaQp *qp,
+                                   SofthcaRdAtomic *rd, uint32_t npkts)
+{
+    uint32_t mtu = softhca_tp_mtu(qp);
+    uint64_t off = (uint64_t)rd->sent * mtu;
+    uint32_t len = MIN(mtu, rd->len - off);
+    uint8_t payload[4096];
+
+    if (len && softhca_mem_copy(s, qp, rd->rkey, rd->va + off, payload, len,
+                                SHCA_ACCESS_REMOTE_READ,
+                                false) != SOFTHCA_MEM_OK) {
+        return false;
+    }
+    softhca_resp_read_send(s, qp, rd, npkts, payload);
     return true;
 }
 
@@ -419,7 +431,9 @@ static SofthcaRespResult softhca_resp_read(SofthcaState *s, SofthcaQp *qp,
     /*
      * The whole range lies in the MR and the first response can be read,
      * or a NAK answers the request: a READ past the MR's end would stop
-     * short and leave the requester to time out (issue 25).
+     * short and leave the requester to time out (issue 25).  What was
+     * read is the first response, sent from here when no earlier one
+     * waits and the budget allows: each byte is read once (issue 26).
      */
     if (p->reth.dma_len &&
         (softhca_mem_check(s, qp, p->reth.rkey, p->reth.va, p->reth.dma_len,
@@ -444,6 +458,11 @@ static SofthcaRespResult softhca_resp_read(SofthcaState *s, SofthcaQp *qp,
         .req_va = p->reth.va,
         .req_len = p->reth.dma_len,
     };
+    if (p->reth.dma_len && softhca_resp_rd_pending(qp) == rd &&
+        softhca_work_spend(s, SOFTHCA_WORK_FRAME(MIN(mtu, rd->len)))) {
+        softhca_resp_read_send(s, qp, rd, rd->npkts, payload);
+        rd->pending = rd->sent < rd->npkts;
+    }
     softhca_resp_pump(s, qp, UINT32_MAX);
     return SOFTHCA_RESP_ANSWERED;
 }

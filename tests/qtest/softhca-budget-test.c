@@ -426,6 +426,66 @@ static void test_budget_responder_packets(void)
 }
 
 /*
+ * The first response of a READ goes out as its access is checked, from
+ * the same read of guest memory (issue 26), but never ahead of responses
+ * still pending: two READ requests reach the device at once, one of
+ * 512 KiB, more responses than a budget sends, then one of 4 bytes; the
+ * responses leave in PSN order, the small READ's last.
+ */
+static void test_budget_read_behind_read(void)
+{
+    const uint32_t first = 512 << 10, second = 4;
+    const unsigned n = first / 4096 + 1;
+    struct shca_buf_desc pages;
+    uint8_t f[4200];
+    uint8_t *b = f + ROCE_OFF;
+    size_t len, last_len = 0;
+    uint8_t last_op = 0;
+    uint32_t got = 0;
+    uint64_t buf;
+    uint32_t key;
+    Wire w;
+    Rdma r;
+    Loop l;
+
+    pkt_start(&w, &r, &l);
+    big_buf(&r, &pages, &buf, first);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_LOCAL_WRITE |
+                                 SHCA_ACCESS_REMOTE_READ, 0x40000000,
+                                 first, 0, &pages, &key), ==, SHCA_AQ_OK);
+    /* stopped, the port holds both frames until it runs: one burst */
+    qtest_qmp_assert_success(r.h.qts, "{'execute': 'stop'}");
+    for (int i = 0; i < 2; i++) {
+        peer_bth(b, 0x0c, l.qpn, (0xabcdef + i * (n - 1)) & 0xffffff, true);
+        stq_be_p(b + 12, 0x40000000);
+        stl_be_p(b + 20, key);
+        stl_be_p(b + 24, i ? second : first);
+        wire_send(&w, f, peer_frame(f, l.mac, 28));
+    }
+    g_usleep(100 * 1000);
+    qtest_qmp_assert_success(r.h.qts, "{'execute': 'cont'}");
+    /*
+     * In PSN order, though a busy host's socket may drop some (without
+     * root's larger buffer), until none comes for 500 ms: the small
+     * READ's response, READ_RESPONSE_ONLY of 4 bytes, comes last.
+     */
+    while ((len = wire_recv(&w, f, sizeof(f), 500))) {
+        uint32_t d = ((ldl_be_p(b + 8) & 0xffffff) - 0xabcdef) & 0xffffff;
+
+        g_assert_cmpuint(d, >=, got);
+        g_assert_cmpuint(d, <, n);
+        got = d + 1;
+        last_len = len;
+        last_op = b[0];
+    }
+    g_assert_cmpuint(got, ==, n);
+    g_assert_cmphex(last_op, ==, 0x10);
+    g_assert_cmpuint(last_len, ==, ROCE_OFF + 12 + 4 + second + 4);
+    hca_stop(&r.h);
+    wire_close(&w);
+}
+
+/*
  * One SQ doorbell of 1000 UD sends of 16 bytes to the peer: the datagrams
  * are charged too, and those past the budget go from the bottom half.
  */
@@ -541,6 +601,8 @@ int main(int argc, char **argv)
                    test_budget_requester_packets);
     qtest_add_func("/softhca/budget/responder-packets",
                    test_budget_responder_packets);
+    qtest_add_func("/softhca/budget/read-behind-read",
+                   test_budget_read_behind_read);
     qtest_add_func("/softhca/budget/ud-packets", test_budget_ud_packets);
     qtest_add_func("/softhca/sched/round-robin", test_sched_round_robin);
 
