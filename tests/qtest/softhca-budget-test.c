@@ -397,29 +397,46 @@ static void test_budget_requester_packets(void)
     wire_close(&w);
 }
 
+#define READ_VA         0x40000000
+
+/* pkt_start(), and len bytes the peer may read at READ_VA: their key. */
+static uint32_t read_start(Wire *w, Rdma *r, Loop *l, uint64_t len)
+{
+    struct shca_buf_desc pages;
+    uint64_t buf;
+    uint32_t key;
+
+    pkt_start(w, r, l);
+    big_buf(r, &pages, &buf, len);
+    g_assert_cmpuint(rdma_reg_mr(r, SHCA_ACCESS_LOCAL_WRITE |
+                                 SHCA_ACCESS_REMOTE_READ, READ_VA, len, 0,
+                                 &pages, &key), ==, SHCA_AQ_OK);
+    return key;
+}
+
+/* The peer asks for len bytes at READ_VA, with PSN psn. */
+static void read_request(Wire *w, Loop *l, uint32_t psn, uint32_t key,
+                         uint32_t len)
+{
+    uint8_t f[128];
+    uint8_t *b = f + ROCE_OFF;
+
+    peer_bth(b, 0x0c, l->qpn, psn & 0xffffff, true);  /* RC RDMA READ */
+    stq_be_p(b + 12, READ_VA);
+    stl_be_p(b + 20, key);
+    stl_be_p(b + 24, len);
+    wire_send(w, f, peer_frame(f, l->mac, 28));
+}
+
 /* One READ request of 1 MiB from the peer: 256 responses of 4 KiB. */
 static void test_budget_responder_packets(void)
 {
-    struct shca_buf_desc pages;
-    uint8_t f[128];
-    uint8_t *b = f + ROCE_OFF;
-    uint64_t buf;
-    uint32_t key;
     Wire w;
     Rdma r;
     Loop l;
 
-    pkt_start(&w, &r, &l);
-    big_buf(&r, &pages, &buf, PKT_MSG_LEN);
-    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_LOCAL_WRITE |
-                                 SHCA_ACCESS_REMOTE_READ, 0x40000000,
-                                 PKT_MSG_LEN, 0, &pages, &key), ==,
-                     SHCA_AQ_OK);
-    peer_bth(b, 0x0c, l.qpn, 0xabcdef, true);      /* RC RDMA READ request */
-    stq_be_p(b + 12, 0x40000000);
-    stl_be_p(b + 20, key);
-    stl_be_p(b + 24, PKT_MSG_LEN);
-    wire_send(&w, f, peer_frame(f, l.mac, 28));
+    read_request(&w, &l, 0xabcdef, read_start(&w, &r, &l, PKT_MSG_LEN),
+                 PKT_MSG_LEN);
     pkt_check(&r, &w, "READ of 1 MiB, its responses", PKT_MSG_LEN / 4096);
     hca_stop(&r.h);
     wire_close(&w);
@@ -436,32 +453,21 @@ static void test_budget_read_behind_read(void)
 {
     const uint32_t first = 512 << 10, second = 4;
     const unsigned n = first / 4096 + 1;
-    struct shca_buf_desc pages;
     uint8_t f[4200];
     uint8_t *b = f + ROCE_OFF;
     size_t len, last_len = 0;
     uint8_t last_op = 0;
     uint32_t got = 0;
-    uint64_t buf;
     uint32_t key;
     Wire w;
     Rdma r;
     Loop l;
 
-    pkt_start(&w, &r, &l);
-    big_buf(&r, &pages, &buf, first);
-    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_LOCAL_WRITE |
-                                 SHCA_ACCESS_REMOTE_READ, 0x40000000,
-                                 first, 0, &pages, &key), ==, SHCA_AQ_OK);
+    key = read_start(&w, &r, &l, first);
     /* stopped, the port holds both frames until it runs: one burst */
     qtest_qmp_assert_success(r.h.qts, "{'execute': 'stop'}");
-    for (int i = 0; i < 2; i++) {
-        peer_bth(b, 0x0c, l.qpn, (0xabcdef + i * (n - 1)) & 0xffffff, true);
-        stq_be_p(b + 12, 0x40000000);
-        stl_be_p(b + 20, key);
-        stl_be_p(b + 24, i ? second : first);
-        wire_send(&w, f, peer_frame(f, l.mac, 28));
-    }
+    read_request(&w, &l, 0xabcdef, key, first);
+    read_request(&w, &l, 0xabcdef + n - 1, key, second);
     g_usleep(100 * 1000);
     qtest_qmp_assert_success(r.h.qts, "{'execute': 'cont'}");
     /*
