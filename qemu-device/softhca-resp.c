@@ -271,10 +271,6 @@ static void softhca_resp_atomic_ack(SofthcaState *s, SofthcaQp *qp,
     softhca_tp_send(s, qp, &a, NULL);
 }
 
-/*
- * Send the next READ response of rd (re-read from memory); false if the
- * memory cannot be read any more: the requester then times out.
- */
 /* The next response of rd, whose payload is read already. */
 static void softhca_resp_read_send(SofthcaState *s, SofthcaQp *qp,
                                    SofthcaRdAtomic *rd, uint32_t npkts,
@@ -300,7 +296,10 @@ static void softhca_resp_read_send(SofthcaState *s, SofthcaQp *qp,
     rd->sent++;
 }
 
-/* The next response of rd; false if its memory cannot be read. */
+/*
+ * Send the next READ response of rd (re-read from memory); false if the
+ * memory cannot be read any more: the requester then times out.
+ */
 static bool softhca_resp_read_next(SofthcaState *s, SofthcaQp *qp,
                                    SofthcaRdAtomic *rd, uint32_t npkts)
 {

@@ -116,7 +116,10 @@ SofthcaSendOp *softhca_tp_ops(SofthcaQp *qp);
 /* softhca-req.c */
 SofthcaSendOp *softhca_req_op(SofthcaQp *qp, uint16_t index);
 void softhca_req_run(SofthcaState *s, SofthcaQp *qp);
-/* From an SQ doorbell: at most pkts packets now, the rest from req_bh. */
+/*
+ * From an SQ doorbell: at most pkts packets now, the rest from the
+ * scheduler.
+ */
 void softhca_req_run_doorbell(SofthcaState *s, SofthcaQp *qp, uint32_t pkts);
 /* From the scheduler: at most pkts packets, or the flush of an ERR QP. */
 void softhca_req_run_quantum(SofthcaState *s, SofthcaQp *qp, uint32_t pkts);

@@ -225,7 +225,10 @@ static void test_rc_sq_record(void)
     rdma_db(&r, 0, SHCA_DB_RQ, 3 << 16 | l.qpn);
     g_assert_cmphex(loop_polling(&r, &l), ==, 0);
 
-    /* two SENDs by record and doorbell: the second leaves from req_bh */
+    /*
+     * two SENDs by record and doorbell: the second leaves from the
+     * scheduler
+     */
     loop_send(&r, &l, 0, 0x40, buf, 64, SHCA_WQE_SIGNALED);
     loop_send(&r, &l, 1, 0x41, buf, 64, SHCA_WQE_SIGNALED);
     loop_record_pi(&r, &l, 2);
