@@ -5,6 +5,7 @@
 #   make packages  softhca-dkms and the provider as .debs for your own VM
 #   make series  the QEMU, Linux and rdma-core patch series, from the tree
 #   make mpi-tests  the MPI programs the VM tests copy into the guests
+#   make fio    fio, which the NVMe over RDMA cases and make bench copy in
 #   make run    build, boot two VMs and show RDMA working between them
 #   make test   build and run the whole test suite
 #   make test-full  the same with the repeats and long runs (a 5-minute soak)
@@ -16,7 +17,7 @@ SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
 .PHONY: all deps qemu qemu-releases driver provider guest-tests image kernels-driver kernels packages \
-	stock-image mpi-tests series run test test-full fuzz bench clean
+	stock-image mpi-tests fio series run test test-full fuzz bench clean
 
 # Each stage prints one line; its output goes to $(SOFTHCA_CACHE)/logs
 # (scripts/stage.sh; SOFTHCA_VERBOSE=1 shows it all).
@@ -49,6 +50,10 @@ guest-tests: provider
 mpi-tests: deps
 	$(STAGE) mpi-tests "building the MPI programs in the Debian 13 build root" \
 		tests/guest/mpi/build.sh
+
+# tests/vm/nvme.sh copies it into the nodes, as mpi-tests
+fio: deps
+	$(STAGE) fio "building fio for the guests" tests/guest/fio/build.sh
 
 image: driver provider guest-tests
 	$(STAGE) image "making the guest image" images/build.sh
@@ -83,21 +88,21 @@ run:
 	@tests/demo
 
 test:
-	$(PARALLEL_STAGES) all kernels-driver packages stock-image mpi-tests
+	$(PARALLEL_STAGES) all kernels-driver packages stock-image mpi-tests fio
 	@tests/run unit qtest sanitize fuzz series vm
 
 # the repeats too: the qtests on the other QEMU releases, the VM smoke on
 # the other guest kernels, the 8-node cluster, sizes and address families
 # (tests/vm/run); and a 5-minute soak
 test-full:
-	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image mpi-tests
+	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image mpi-tests fio
 	@SOFTHCA_TEST_FULL=1 SOAK_SECONDS=300 tests/run unit qtest sanitize fuzz series vm
 
 FUZZ_SECONDS ?= 600
 fuzz: deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run fuzz
 
-bench: all mpi-tests
+bench: all mpi-tests fio
 	tests/bench/run
 
 clean:
