@@ -15,6 +15,7 @@
 #include "qapi/error.h"
 #include "softhca.h"
 #include "softhca-rand.h"
+#include "softhca-wire.h"
 #include "trace.h"
 
 #define SOFTHCA_FAULT_SEED_DEFAULT  0x736f667468636121ull  /* "softhca!" */
@@ -61,13 +62,16 @@ bool softhca_fault_check_props(SofthcaState *s, Error **errp)
  * must find the slot in order.
  */
 static void softhca_fault_swap_held(SofthcaFaultPath *p, const uint8_t *frame,
-                                    size_t len, unsigned copies)
+                                    size_t len, const SofthcaUdpFrame *udp,
+                                    unsigned copies)
 {
     g_autofree uint8_t *held = p->held;
+    g_autofree SofthcaUdpFrame *held_udp = p->held_udp;
     size_t held_len = p->held_len;
     unsigned held_copies = p->held_copies;
 
     p->held = frame ? g_memdup2(frame, len) : NULL;
+    p->held_udp = frame && udp ? g_memdup2(udp, sizeof(*udp)) : NULL;
     p->held_len = len;
     p->held_copies = copies;
     if (frame) {
@@ -81,17 +85,18 @@ static void softhca_fault_swap_held(SofthcaFaultPath *p, const uint8_t *frame,
     }
     trace_softhca_fault(softhca_fault_dir_name[p->dir], "release", held_len);
     while (held_copies--) {
-        p->sink(p->s, held, held_len);
+        p->sink(p->s, held, held_len, held_udp);
     }
 }
 
 static void softhca_fault_timer_cb(void *opaque)
 {
-    softhca_fault_swap_held(opaque, NULL, 0, 0);
+    softhca_fault_swap_held(opaque, NULL, 0, NULL, 0);
 }
 
 void softhca_fault_pass(SofthcaState *s, SofthcaFaultDir dir,
-                        const uint8_t *frame, size_t len)
+                        const uint8_t *frame, size_t len,
+                        const SofthcaUdpFrame *udp)
 {
     SofthcaFaultPath *p = &s->fault.path[dir];
     bool hit[SOFTHCA_FAULT_KINDS], any = false;
@@ -101,7 +106,7 @@ void softhca_fault_pass(SofthcaState *s, SofthcaFaultDir dir,
         any |= p->per_mille[k] != 0;
     }
     if (!any) {
-        p->sink(s, frame, len);
+        p->sink(s, frame, len, udp);
         return;
     }
     for (int k = 0; k < SOFTHCA_FAULT_KINDS; k++) {
@@ -124,13 +129,13 @@ void softhca_fault_pass(SofthcaState *s, SofthcaFaultDir dir,
     copies = hit[SOFTHCA_FAULT_DUP] ? 2 : 1;
     if (hit[SOFTHCA_FAULT_REORDER]) {
         /* a frame held before goes first; this one waits for the next */
-        softhca_fault_swap_held(p, frame, len, copies);
+        softhca_fault_swap_held(p, frame, len, udp, copies);
         return;
     }
     while (copies--) {
-        p->sink(s, frame, len);
+        p->sink(s, frame, len, udp);
     }
-    softhca_fault_swap_held(p, NULL, 0, 0);
+    softhca_fault_swap_held(p, NULL, 0, NULL, 0);
 }
 
 void softhca_fault_init(SofthcaState *s)
@@ -159,7 +164,9 @@ void softhca_fault_reset(SofthcaState *s)
 
         timer_del(p->timer);
         g_free(p->held);
+        g_free(p->held_udp);
         p->held = NULL;
+        p->held_udp = NULL;
         p->rng = softhca_rand_seed(seed, d);
     }
 }

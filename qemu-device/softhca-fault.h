@@ -12,6 +12,7 @@
 #define HW_SOFTHCA_FAULT_H
 
 typedef struct SofthcaState SofthcaState;
+typedef struct SofthcaUdpFrame SofthcaUdpFrame;
 
 typedef enum SofthcaFaultDir {
     SOFTHCA_FAULT_TX,           /* frames the transport sends */
@@ -29,9 +30,13 @@ typedef enum SofthcaFaultKind {
 
 #define SOFTHCA_FAULT_PER_MILLE_MAX 1000
 
-/* Where the frames of a direction go on: the wire, or the transport. */
+/*
+ * Where the frames of a direction go on: the wire, or the transport.  udp
+ * is the IP/UDP envelope the port parsed a received frame into, so that
+ * the transport does not parse it again; NULL for a frame sent.
+ */
 typedef void SofthcaFrameSink(SofthcaState *s, const uint8_t *frame,
-                              size_t len);
+                              size_t len, const SofthcaUdpFrame *udp);
 
 typedef struct SofthcaFaultPath {
     SofthcaState *s;
@@ -42,6 +47,7 @@ typedef struct SofthcaFaultPath {
     /* a frame held back, and how many times to pass it on */
     uint8_t *held;
     size_t held_len;
+    SofthcaUdpFrame *held_udp;  /* its envelope, if it came with one */
     unsigned held_copies;
     QEMUTimer *timer;           /* so that a held frame is never stuck */
 } SofthcaFaultPath;
@@ -65,6 +71,7 @@ void softhca_fault_exit(SofthcaState *s);
  * the next frame.
  */
 void softhca_fault_pass(SofthcaState *s, SofthcaFaultDir dir,
-                        const uint8_t *frame, size_t len);
+                        const uint8_t *frame, size_t len,
+                        const SofthcaUdpFrame *udp);
 
 #endif /* HW_SOFTHCA_FAULT_H */

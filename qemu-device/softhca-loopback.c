@@ -100,7 +100,7 @@ static void softhca_loopback_bh(void *opaque)
     softhca_work_end(s);
 }
 
-void softhca_loopback_init(SofthcaState *s, SofthcaFrameSink *sink)
+void softhca_loopback_init(SofthcaState *s, SofthcaPortInput *sink)
 {
     DeviceState *dev = DEVICE(s);
 

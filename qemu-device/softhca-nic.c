@@ -169,7 +169,7 @@ static void softhca_nic_tx_bh(void *opaque)
 }
 
 static void softhca_port_xmit(SofthcaState *s, const uint8_t *frame,
-                              size_t len);
+                              size_t len, const SofthcaUdpFrame *udp);
 
 void softhca_nic_init(SofthcaState *s)
 {
@@ -207,21 +207,20 @@ void softhca_nic_reset(SofthcaState *s)
  * Is this a RoCEv2 frame for one of our GIDs (spec §7)?  Only such frames
  * belong to the transport; everything else is the NIC function's.
  */
-static bool softhca_is_roce(SofthcaState *s, const uint8_t *buf, size_t size)
+static bool softhca_is_roce(SofthcaState *s, const uint8_t *buf, size_t size,
+                            SofthcaUdpFrame *f)
 {
-    SofthcaUdpFrame f;
-
-    if (!softhca_parse_udp(buf, size, &f) ||
-        f.dst_port != SHCA_ROCE_UDP_PORT) {
+    if (!softhca_parse_udp(buf, size, f) ||
+        f->dst_port != SHCA_ROCE_UDP_PORT) {
         return false;
     }
     /* multicast datagrams (spec §17.3): the transport finds the group */
-    if (softhca_has_dgram(s) && softhca_gid_is_mcast(f.dst_gid)) {
+    if (softhca_has_dgram(s) && softhca_gid_is_mcast(f->dst_gid)) {
         return true;
     }
     for (int i = 0; i < SOFTHCA_MAX_GID; i++) {
         if (s->gids[i].valid &&
-            !memcmp(s->gids[i].raw, f.dst_gid, sizeof(f.dst_gid))) {
+            !memcmp(s->gids[i].raw, f->dst_gid, sizeof(f->dst_gid))) {
             return true;
         }
     }
@@ -244,12 +243,12 @@ static bool softhca_nic_has_buffer(SofthcaState *s)
 void softhca_port_send(SofthcaState *s, const uint8_t *frame, size_t len)
 {
     s->rdma_stats[SHCA_STAT_TX_PACKETS]++;
-    softhca_fault_pass(s, SOFTHCA_FAULT_TX, frame, len);
+    softhca_fault_pass(s, SOFTHCA_FAULT_TX, frame, len, NULL);
 }
 
 /* Where fault injection passes the transport's frames on: the wire. */
 static void softhca_port_xmit(SofthcaState *s, const uint8_t *frame,
-                              size_t len)
+                              size_t len, const SofthcaUdpFrame *udp)
 {
     if (!softhca_loopback_tx(s, frame, len, true)) {
         qemu_send_packet(qemu_get_queue(s->nic), frame, len);
@@ -271,10 +270,11 @@ void softhca_port_receive(SofthcaState *s, const uint8_t *buf, size_t size)
     SofthcaRing *r = &s->nic_rx;
     uint64_t addr = softhca_desc_addr(r, r->head);
     struct shca_nic_rxd rxd;
+    SofthcaUdpFrame udp;
 
     /* to the transport, through fault injection, whose sink it set */
-    if (softhca_is_roce(s, buf, size)) {
-        softhca_fault_pass(s, SOFTHCA_FAULT_RX, buf, size);
+    if (softhca_is_roce(s, buf, size, &udp)) {
+        softhca_fault_pass(s, SOFTHCA_FAULT_RX, buf, size, &udp);
         return;
     }
     if (!softhca_nic_has_buffer(s)) {

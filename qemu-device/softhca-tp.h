@@ -59,8 +59,12 @@ bool softhca_sched_pending(const SofthcaQp *qp, unsigned work);
 #define SOFTHCA_TP_FRAME_MAX    4352
 
 /* softhca-transport.c */
-/* A received frame of the transport, from fault injection (its RX sink). */
-void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len);
+/*
+ * A received frame of the transport, from fault injection (its RX sink),
+ * with the IP/UDP envelope the port parsed it into.
+ */
+void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len,
+                        const SofthcaUdpFrame *udp);
 /* Drop a received frame, counting it in rdma_stats[stat] (SHCA_STAT_*). */
 void softhca_tp_drop(SofthcaState *s, unsigned stat, size_t len,
                      const char *why);

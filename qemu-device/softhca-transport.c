@@ -450,32 +450,31 @@ void softhca_tp_drop(SofthcaState *s, unsigned stat, size_t len,
     trace_softhca_tp_rx_drop(len, why);
 }
 
-void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len)
+void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len,
+                        const SofthcaUdpFrame *udp)
 {
-    SofthcaUdpFrame u;
     SofthcaRocePacket p = { 0 };
     const uint8_t *bth;
     SofthcaQp *qp;
     uint8_t transport;
 
-    if (!softhca_parse_udp(frame, len, &u) ||
-        u.payload_len < SOFTHCA_BTH_LEN + SOFTHCA_ICRC_LEN) {
+    if (udp->payload_len < SOFTHCA_BTH_LEN + SOFTHCA_ICRC_LEN) {
         softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "short");
         return;
     }
-    bth = frame + u.payload_off;
-    if (!softhca_parse_roce(bth, u.payload_len, &p)) {
+    bth = frame + udp->payload_off;
+    if (!softhca_parse_roce(bth, udp->payload_len, &p)) {
         softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "malformed");
         return;
     }
-    if (!softhca_icrc_check(frame, &u)) {
+    if (!softhca_icrc_check(frame, udp)) {
         softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "bad ICRC");
         return;
     }
     trace_softhca_tp_rx(p.bth.dest_qpn, p.bth.opcode, p.bth.psn,
                         p.bth.ack_req, p.payload_len);
     if ((p.bth.opcode & SOFTHCA_TRANSPORT_MASK) == SOFTHCA_TRANSPORT_UD) {
-        softhca_ud_receive(s, frame, &u, &p, bth + p.payload_off);
+        softhca_ud_receive(s, frame, udp, &p, bth + p.payload_off);
         return;
     }
     if ((p.bth.pkey & 0x7fff) != (SOFTHCA_PKEY_DEFAULT & 0x7fff)) {
@@ -494,7 +493,7 @@ void softhca_tp_deliver(SofthcaState *s, const uint8_t *frame, size_t len)
         return;
     }
     /* a connection takes packets from its peer only, as rxe does */
-    if (memcmp(u.src_gid, qp->attr.av.dgid, sizeof(u.src_gid))) {
+    if (memcmp(udp->src_gid, qp->attr.av.dgid, sizeof(udp->src_gid))) {
         softhca_tp_drop(s, SHCA_STAT_RX_DROPPED, len, "not from the peer");
         return;
     }

@@ -123,11 +123,15 @@ typedef struct SofthcaMcastGroup {
     uint32_t qpns[SOFTHCA_MAX_MCAST_QP_ATTACH];
 } SofthcaMcastGroup;
 
+/* A frame the port receives, from the wire or its own loopback. */
+typedef void SofthcaPortInput(SofthcaState *s, const uint8_t *frame,
+                              size_t len);
+
 /* The port's loopback queue (spec §7.1): frames on their way back in. */
 typedef struct SofthcaLoopFrame SofthcaLoopFrame;
 typedef struct SofthcaLoopback {
     QEMUBH *bh;
-    SofthcaFrameSink *sink;     /* where frames come back in: the port */
+    SofthcaPortInput *sink;     /* where frames come back in: the port */
     QSIMPLEQ_HEAD(, SofthcaLoopFrame) frames;
     uint32_t count;
 } SofthcaLoopback;
@@ -408,7 +412,7 @@ uint32_t softhca_port_mtu(const SofthcaState *s);
 
 /* softhca-loopback.c */
 /* sink: the port's receive, which the loopback's frames go back into */
-void softhca_loopback_init(SofthcaState *s, SofthcaFrameSink *sink);
+void softhca_loopback_init(SofthcaState *s, SofthcaPortInput *sink);
 void softhca_loopback_reset(SofthcaState *s);
 void softhca_loopback_exit(SofthcaState *s);
 /*
