@@ -29,6 +29,8 @@ static void softhca_loopback_queue(SofthcaState *s, const uint8_t *frame,
                                    size_t len)
 {
     SofthcaLoopback *lb = &s->loopback;
+    /* frames in the queue have their run coming, or are in it */
+    bool wake = QSIMPLEQ_EMPTY(&lb->frames) && !lb->running;
     SofthcaLoopFrame *f;
 
     if (lb->count >= SOFTHCA_LOOPBACK_FRAMES) {
@@ -42,7 +44,9 @@ static void softhca_loopback_queue(SofthcaState *s, const uint8_t *frame,
     QSIMPLEQ_INSERT_TAIL(&lb->frames, f, next);
     lb->count++;
     trace_softhca_loopback(len, lb->count);
-    qemu_bh_schedule(lb->bh);
+    if (wake) {
+        softhca_work_wake(s, lb->bh);
+    }
 }
 
 /* A RoCEv2 datagram to a multicast GID that has a group on this port. */
@@ -87,6 +91,7 @@ static void softhca_loopback_bh(void *opaque)
     if (!softhca_work_begin_bh(s)) {
         return;
     }
+    lb->running = true;
     while ((f = QSIMPLEQ_FIRST(&lb->frames)) &&
            softhca_work_spend(s, SOFTHCA_WORK_FRAME(f->len))) {
         QSIMPLEQ_REMOVE_HEAD(&lb->frames, next);
@@ -94,8 +99,9 @@ static void softhca_loopback_bh(void *opaque)
         lb->sink(s, f->data, f->len);
         g_free(f);
     }
+    lb->running = false;
     if (!QSIMPLEQ_EMPTY(&lb->frames)) {
-        qemu_bh_schedule(lb->bh);
+        softhca_work_wake(s, lb->bh);
     }
     softhca_work_end(s);
 }

@@ -21,12 +21,16 @@
 void softhca_sched_qp(SofthcaState *s, SofthcaQp *qp, unsigned work)
 {
     SofthcaQpTransport *tp = &qp->tp;
+    /* a queue with QPs in it has its run coming, or is in it */
+    bool wake = QTAILQ_EMPTY(&s->sched_qps) && !s->sched_running;
 
     if (!tp->sched) {
         QTAILQ_INSERT_TAIL(&s->sched_qps, qp, tp.sched_next);
     }
     tp->sched |= work;
-    qemu_bh_schedule(s->sched_bh);
+    if (wake) {
+        softhca_work_wake(s, s->sched_bh);
+    }
 }
 
 void softhca_sched_cancel(SofthcaState *s, SofthcaQp *qp, unsigned work)
@@ -52,9 +56,11 @@ static void softhca_sched_bh(void *opaque)
     SofthcaState *s = opaque;
     SofthcaQp *qp;
 
+    /* stopped, the queue waits for the VM, which wakes this again */
     if (!softhca_work_begin_bh(s)) {
         return;
     }
+    s->sched_running = true;
     while ((qp = QTAILQ_FIRST(&s->sched_qps))) {
         uint32_t used = s->work_used;
         unsigned work = qp->tp.sched;
@@ -72,8 +78,9 @@ static void softhca_sched_bh(void *opaque)
             break;
         }
     }
+    s->sched_running = false;
     if (!QTAILQ_EMPTY(&s->sched_qps)) {
-        qemu_bh_schedule(s->sched_bh);
+        softhca_work_wake(s, s->sched_bh);
     }
     softhca_work_end(s);
 }

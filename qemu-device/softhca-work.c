@@ -85,6 +85,12 @@ bool softhca_work_begin_bh(SofthcaState *s)
     return true;
 }
 
+void softhca_work_wake(SofthcaState *s, QEMUBH *bh)
+{
+    s->wakeups++;
+    qemu_bh_schedule(bh);
+}
+
 /*
  * The VM runs again: each bottom half that found it stopped, or that
  * would have run meanwhile, gets its turn; one with nothing to do

@@ -204,6 +204,9 @@ static void softhca_instance_init(Object *obj)
     /* the most work one callback did, in units of spec §19.3 */
     object_property_add_uint64_ptr(obj, "x-work-max", &s->work_max,
                                    OBJ_PROP_FLAG_READ);
+    /* how often the engine's bottom halves were woken */
+    object_property_add_uint64_ptr(obj, "x-wakeups", &s->wakeups,
+                                   OBJ_PROP_FLAG_READ);
 }
 
 static void softhca_class_init(ObjectClass *klass, SofthcaClassData *data)

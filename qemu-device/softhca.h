@@ -134,6 +134,7 @@ typedef struct SofthcaLoopback {
     SofthcaPortInput *sink;     /* where frames come back in: the port */
     QSIMPLEQ_HEAD(, SofthcaLoopFrame) frames;
     uint32_t count;
+    bool running;               /* in bh, which wakes itself again */
 } SofthcaLoopback;
 
 typedef struct SofthcaGid {
@@ -222,11 +223,13 @@ struct SofthcaState {
     /* the QPs with work left, in turn (softhca-sched.c) */
     QTAILQ_HEAD(, SofthcaQp) sched_qps;
     QEMUBH *sched_bh;
+    bool sched_running;         /* in sched_bh, which wakes itself again */
 
     /* the work budget (spec §19.3) */
     uint32_t work_depth;        /* callbacks of the device nested */
     uint32_t work_used;         /* units the outermost one has spent */
     uint64_t work_max;          /* the most any callback spent: x-work-max */
+    uint64_t wakeups;           /* softhca_work_wake() calls: x-wakeups */
     VMChangeStateEntry *vm_state;   /* stopped: the bottom halves wait */
 
     SofthcaStats stats;
@@ -275,6 +278,14 @@ bool softhca_work_fits(const SofthcaState *s, uint32_t units);
  * the BH then does nothing, and runs again when the VM does (spec §19).
  */
 bool softhca_work_begin_bh(SofthcaState *s);
+/*
+ * Wake a bottom half of the engine that has work waiting (counted in
+ * x-wakeups).  Its callers wake it only when it will not run anyway,
+ * because each qemu_bh_schedule() may cost the main loop an eventfd
+ * write, even for a bottom half already pending: a burst costs one
+ * wakeup per run, not one per packet.
+ */
+void softhca_work_wake(SofthcaState *s, QEMUBH *bh);
 /*
  * In an admin command: spend units, waiting for the budgets of later
  * callbacks if this one's is spent; false if a reset ends the command,

@@ -595,6 +595,55 @@ static void test_sched_round_robin(void)
     wire_close(&w);
 }
 
+static uint64_t wakeups(Rdma *r)
+{
+    QDict *rsp = qtest_qmp(r->h.qts, "{'execute': 'qom-get', 'arguments': "
+                           "{'path': '/machine/peripheral/hca', "
+                           "'property': 'x-wakeups'}}");
+    uint64_t v = qdict_get_int(rsp, "return");
+
+    qobject_unref(rsp);
+    return v;
+}
+
+/*
+ * Issue 26: every packet woke the scheduler's and the loopback's bottom
+ * halves anew, and each qemu_bh_schedule() may cost the main loop an
+ * eventfd write, however often the bottom half is pending already.  A
+ * SEND of 1 MiB through the port's own loopback, its packets and their
+ * ACKs, now wakes them about once per budget's worth of frames.
+ */
+static void test_sched_wakeup_per_packet(void)
+{
+    uint64_t before[SHCA_STAT_COUNT], after[SHCA_STAT_COUNT];
+    uint64_t src, dst, woken, frames;
+    Rdma r;
+    Loop l;
+
+    rdma_start(&r);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    loop_connect(&r, &l, false);
+    src = guest_alloc(&r.h.alloc, PKT_MSG_LEN);
+    dst = guest_alloc(&r.h.alloc, PKT_MSG_LEN);
+    hca_fill(&r.h, src, 0x26, PKT_MSG_LEN);
+    loop_recv(&r, &l, 0, 1, dst, PKT_MSG_LEN);
+    rdma_db(&r, 0, SHCA_DB_RQ, 1u << 16 | l.qpn);
+    loop_send(&r, &l, 0, 2, src, PKT_MSG_LEN, SHCA_WQE_SIGNALED);
+    rdma_stats(&r, before);
+    woken = wakeups(&r);
+    rdma_db(&r, 0, SHCA_DB_SQ, 1u << 16 | l.qpn);
+    g_assert_cmpuint(loop_send_cqe(&r, &l).status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmpuint(loop_recv_cqe(&r, &l).status, ==, SHCA_CQE_SUCCESS);
+    woken = wakeups(&r) - woken;
+    rdma_stats(&r, after);
+    frames = after[SHCA_STAT_TX_PACKETS] - before[SHCA_STAT_TX_PACKETS];
+    g_test_message("%" PRIu64 " frames through the loopback, %" PRIu64
+                   " wakeups", frames, woken);
+    g_assert_cmpuint(frames, >=, PKT_MSG_LEN / 4096);
+    g_assert_cmpuint(woken * 8, <=, frames);
+    hca_stop(&r.h);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -611,6 +660,8 @@ int main(int argc, char **argv)
                    test_budget_read_behind_read);
     qtest_add_func("/softhca/budget/ud-packets", test_budget_ud_packets);
     qtest_add_func("/softhca/sched/round-robin", test_sched_round_robin);
+    qtest_add_func("/softhca/sched/wakeup-per-packet",
+                   test_sched_wakeup_per_packet);
 
     return g_test_run();
 }
