@@ -156,6 +156,26 @@ static bool softhca_req_start(SofthcaState *s, SofthcaQp *qp)
 }
 
 /* Send packet tp->send_pkt of op; false if the WQE failed. */
+/* Write the payload of a packet of op, len bytes from off, to buf. */
+static bool softhca_req_payload(SofthcaState *s, SofthcaQp *qp,
+                                const SofthcaSendOp *op, uint64_t off,
+                                uint32_t len, uint8_t *buf)
+{
+    const struct shca_send_wqe *w = &op->wqe;
+
+    if (w->opcode == SHCA_WR_ATOMIC_WRITE) {
+        /* the 8 bytes as they lay in the WQE */
+        stq_le_p(buf, w->compare_add);
+        return true;
+    }
+    if (w->flags & SHCA_WQE_INLINE) {
+        memcpy(buf, (uint8_t *)op->sge + off, len);
+        return true;
+    }
+    return softhca_sge_copy(s, qp, op->sge, w->num_sge, off, buf, len,
+                            false) == SOFTHCA_MEM_OK;
+}
+
 static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
                                  SofthcaSendOp *op)
 {
@@ -167,8 +187,8 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
     uint64_t off = (uint64_t)i * mtu;
     bool first = i == 0, last = i + 1 >= op->npkts;
     uint8_t transport = softhca_tp_transport(qp);
-    uint8_t payload[4096];
     SofthcaRocePacket p = { 0 };
+    SofthcaTxFrame f;
     uint32_t end;
 
     softhca_resp_ack_flush(s, qp);
@@ -197,8 +217,6 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
                            w->compare_add : 0;
         break;
     case SHCA_WR_ATOMIC_WRITE:
-        /* the 8 bytes as they lay in the WQE */
-        stq_le_p(payload, w->compare_add);
         p.payload_len = 8;
         p.reth.va = w->remote_addr;
         p.reth.rkey = w->rkey;
@@ -212,13 +230,6 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
         break;
     default:
         p.payload_len = MIN(mtu, op->len - off);
-        if (w->flags & SHCA_WQE_INLINE) {
-            memcpy(payload, (uint8_t *)op->sge + off, p.payload_len);
-        } else if (softhca_sge_copy(s, qp, op->sge, w->num_sge, off, payload,
-                                    p.payload_len, false) != SOFTHCA_MEM_OK) {
-            op->status = SHCA_CQE_LOC_PROT_ERR;
-            return false;
-        }
         if (first) {
             p.reth.va = w->remote_addr;
             p.reth.rkey = w->rkey;
@@ -235,7 +246,17 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
     p.xrc_srqn = le32_to_cpu(w->remote_qpn) & SOFTHCA_PSN_MASK;
     p.bth.ack_req = transport != SOFTHCA_TRANSPORT_UC &&
                     softhca_ack_req(last, tp->since_ack_req);
-    if (!softhca_tp_send(s, qp, &p, payload)) {
+    /* the payload goes from guest memory into the frame straight */
+    if (!softhca_tp_frame(s, qp, &qp->attr.av, qp->attr.dest_qpn, &p, &f)) {
+        op->status = SHCA_CQE_LOC_QP_OP_ERR;
+        return false;
+    }
+    if (p.payload_len &&
+        !softhca_req_payload(s, qp, op, off, p.payload_len, f.payload)) {
+        op->status = SHCA_CQE_LOC_PROT_ERR;
+        return false;
+    }
+    if (!softhca_tp_frame_send(s, qp, &p, &f)) {
         op->status = SHCA_CQE_LOC_QP_OP_ERR;
         return false;
     }

@@ -271,16 +271,17 @@ static void softhca_resp_atomic_ack(SofthcaState *s, SofthcaQp *qp,
     softhca_tp_send(s, qp, &a, NULL);
 }
 
-/* The next response of rd, whose payload is read already. */
-static void softhca_resp_read_send(SofthcaState *s, SofthcaQp *qp,
-                                   SofthcaRdAtomic *rd, uint32_t npkts,
-                                   const uint8_t *payload)
+/* The next response of rd, but its payload. */
+static void softhca_resp_read_packet(const SofthcaQp *qp,
+                                     const SofthcaRdAtomic *rd,
+                                     uint32_t npkts, SofthcaRocePacket *r)
 {
     uint32_t mtu = softhca_tp_mtu(qp);
     uint32_t i = rd->sent;
     uint64_t off = (uint64_t)i * mtu;
     bool first = i == 0, last = i + 1 == npkts;
-    SofthcaRocePacket r = {
+
+    *r = (SofthcaRocePacket) {
         .bth.opcode = softhca_tp_transport(qp) |
                       (first && last ? SOFTHCA_OP_READ_RESPONSE_ONLY :
                        first ? SOFTHCA_OP_READ_RESPONSE_FIRST :
@@ -291,29 +292,43 @@ static void softhca_resp_read_send(SofthcaState *s, SofthcaQp *qp,
         .aeth.msn = qp->tp.msn & SOFTHCA_PSN_MASK,
         .payload_len = MIN(mtu, rd->len - off),
     };
+}
 
+/* The next response of rd, whose payload is read already. */
+static void softhca_resp_read_send(SofthcaState *s, SofthcaQp *qp,
+                                   SofthcaRdAtomic *rd, uint32_t npkts,
+                                   const uint8_t *payload)
+{
+    SofthcaRocePacket r;
+
+    softhca_resp_read_packet(qp, rd, npkts, &r);
     softhca_tp_send(s, qp, &r, payload);
     rd->sent++;
 }
 
 /*
- * Send the next READ response of rd (re-read from memory); false if the
- * memory cannot be read any more: the requester then times out.
+ * Send the next READ response of rd, its payload read from memory into
+ * the frame; false if the memory cannot be read any more: the requester
+ * then times out.
  */
 static bool softhca_resp_read_next(SofthcaState *s, SofthcaQp *qp,
                                    SofthcaRdAtomic *rd, uint32_t npkts)
 {
-    uint32_t mtu = softhca_tp_mtu(qp);
-    uint64_t off = (uint64_t)rd->sent * mtu;
-    uint32_t len = MIN(mtu, rd->len - off);
-    uint8_t payload[4096];
+    uint64_t off = (uint64_t)rd->sent * softhca_tp_mtu(qp);
+    SofthcaRocePacket r;
+    SofthcaTxFrame f;
 
-    if (len && softhca_mem_copy(s, qp, rd->rkey, rd->va + off, payload, len,
-                                SHCA_ACCESS_REMOTE_READ,
-                                false) != SOFTHCA_MEM_OK) {
-        return false;
+    softhca_resp_read_packet(qp, rd, npkts, &r);
+    if (softhca_tp_frame(s, qp, &qp->attr.av, qp->attr.dest_qpn, &r, &f)) {
+        if (r.payload_len &&
+            softhca_mem_copy(s, qp, rd->rkey, rd->va + off, f.payload,
+                             r.payload_len, SHCA_ACCESS_REMOTE_READ,
+                             false) != SOFTHCA_MEM_OK) {
+            return false;
+        }
+        softhca_tp_frame_send(s, qp, &r, &f);
     }
-    softhca_resp_read_send(s, qp, rd, npkts, payload);
+    rd->sent++;
     return true;
 }
 

@@ -91,6 +91,27 @@ static inline bool softhca_tp_sends(const SofthcaQp *qp)
 /* SQD with SQD_NOTIFY and every WQE started completed: SQ_DRAINED, once. */
 void softhca_comp_sqd_drained(SofthcaState *s, SofthcaQp *qp);
 
+/*
+ * A frame built in place: its payload is written to payload first, from
+ * guest memory straight, then the headers and the ICRC around it.
+ */
+typedef struct SofthcaTxFrame {
+    SofthcaRoceEnvelope env;
+    uint8_t *payload;
+    uint8_t buf[SOFTHCA_TP_FRAME_MAX];
+} SofthcaTxFrame;
+
+/*
+ * Address packet p, whose opcode and payload_len are set, to a host-order
+ * AV and QPN (p->bth.dest_qpn and pkey are filled in), and set f->payload;
+ * false if the AV has no source GID or the packet cannot be built.
+ */
+bool softhca_tp_frame(SofthcaState *s, SofthcaQp *qp,
+                      const struct shca_av *av, uint32_t dest_qpn,
+                      SofthcaRocePacket *p, SofthcaTxFrame *f);
+/* Build f around the payload written to it, and send it. */
+bool softhca_tp_frame_send(SofthcaState *s, SofthcaQp *qp,
+                           const SofthcaRocePacket *p, SofthcaTxFrame *f);
 /* Send packet p (p->bth.dest_qpn and pkey are filled in) to the QP's AV. */
 bool softhca_tp_send(SofthcaState *s, SofthcaQp *qp, SofthcaRocePacket *p,
                      const void *payload);

@@ -54,36 +54,70 @@ static bool softhca_tp_envelope(SofthcaState *s, SofthcaQp *qp,
     return true;
 }
 
-bool softhca_tp_send_av(SofthcaState *s, SofthcaQp *qp,
-                        const struct shca_av *av, uint32_t dest_qpn,
-                        SofthcaRocePacket *p, const void *payload)
+static bool softhca_tp_unbuildable(const SofthcaQp *qp,
+                                   const SofthcaRocePacket *p)
 {
-    SofthcaRoceEnvelope env;
-    uint8_t frame[SOFTHCA_TP_FRAME_MAX];
-    size_t len;
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "softhca: QP %u: cannot build opcode 0x%02x\n",
+                  qp->qpn, p->bth.opcode);
+    return false;
+}
+
+bool softhca_tp_frame(SofthcaState *s, SofthcaQp *qp,
+                      const struct shca_av *av, uint32_t dest_qpn,
+                      SofthcaRocePacket *p, SofthcaTxFrame *f)
+{
+    size_t off;
 
     p->bth.pkey = SOFTHCA_PKEY_DEFAULT;
     p->bth.dest_qpn = dest_qpn & SOFTHCA_PSN_MASK;
-    if (!softhca_tp_envelope(s, qp, av, p->bth.dest_qpn, &env)) {
+    if (!softhca_tp_envelope(s, qp, av, p->bth.dest_qpn, &f->env)) {
         qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: no source GID %u\n",
                       qp->qpn, av->sgid_index);
         return false;
     }
-    len = softhca_build_roce(frame, sizeof(frame), &env, p, payload);
+    off = softhca_roce_payload_off(&f->env, p->bth.opcode);
+    /* the payload, its pad and the ICRC fit */
+    if (!off || off + p->payload_len + 3 + SOFTHCA_ICRC_LEN >
+                sizeof(f->buf)) {
+        return softhca_tp_unbuildable(qp, p);
+    }
+    f->payload = f->buf + off;
+    return true;
+}
+
+bool softhca_tp_frame_send(SofthcaState *s, SofthcaQp *qp,
+                           const SofthcaRocePacket *p, SofthcaTxFrame *f)
+{
+    size_t len = softhca_build_roce(f->buf, sizeof(f->buf), &f->env, p,
+                                    f->payload);
+
     if (!len) {
-        qemu_log_mask(LOG_GUEST_ERROR,
-                      "softhca: QP %u: cannot build opcode 0x%02x\n",
-                      qp->qpn, p->bth.opcode);
-        return false;
+        return softhca_tp_unbuildable(qp, p);
     }
     if (s->rxe_flush_icrc &&
         p->bth.opcode == (SOFTHCA_TRANSPORT_RC | SOFTHCA_OP_FLUSH)) {
-        softhca_icrc_set_rxe_flush(frame, len);
+        softhca_icrc_set_rxe_flush(f->buf, len);
     }
     trace_softhca_tp_tx(qp->qpn, p->bth.dest_qpn, p->bth.opcode, p->bth.psn,
                         p->bth.ack_req, p->payload_len);
-    softhca_port_send(s, frame, len);
+    softhca_port_send(s, f->buf, len);
     return true;
+}
+
+bool softhca_tp_send_av(SofthcaState *s, SofthcaQp *qp,
+                        const struct shca_av *av, uint32_t dest_qpn,
+                        SofthcaRocePacket *p, const void *payload)
+{
+    SofthcaTxFrame f;
+
+    if (!softhca_tp_frame(s, qp, av, dest_qpn, p, &f)) {
+        return false;
+    }
+    if (p->payload_len) {
+        memcpy(f.payload, payload, p->payload_len);
+    }
+    return softhca_tp_frame_send(s, qp, p, &f);
 }
 
 bool softhca_tp_send(SofthcaState *s, SofthcaQp *qp, SofthcaRocePacket *p,

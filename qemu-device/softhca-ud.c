@@ -34,10 +34,10 @@ static uint8_t softhca_ud_send_one(SofthcaState *s, SofthcaQp *qp,
     uint32_t stride = 1u << qp->sq.wqe_shift;
     size_t tail = sizeof(*w) + sizeof(struct shca_av);
     uint8_t raw[SOFTHCA_UD_WQE_MAX];
-    uint8_t payload[4096];
     struct shca_sge sge[SOFTHCA_MAX_SGE];
     struct shca_av av;
     SofthcaRocePacket p = { 0 };
+    SofthcaTxFrame f;
     uint32_t dqpn, qkey;
 
     *len = 0;
@@ -78,12 +78,6 @@ static uint8_t softhca_ud_send_one(SofthcaState *s, SofthcaQp *qp,
     if (*len > softhca_port_mtu(s)) {
         return SHCA_CQE_LOC_LEN_ERR;
     }
-    if (w->flags & SHCA_WQE_INLINE) {
-        memcpy(payload, raw + tail, *len);
-    } else if (softhca_sge_copy(s, qp, sge, w->num_sge, 0, payload, *len,
-                                false) != SOFTHCA_MEM_OK) {
-        return SHCA_CQE_LOC_PROT_ERR;
-    }
 
     qkey = le32_to_cpu(w->remote_qkey);
     p.bth.opcode = SOFTHCA_TRANSPORT_UD |
@@ -95,7 +89,17 @@ static uint8_t softhca_ud_send_one(SofthcaState *s, SofthcaQp *qp,
     p.deth.src_qpn = qp->qpn;           /* 1 for the GSI QP */
     p.imm = be32_to_cpu(w->imm);
     p.payload_len = *len;
-    if (!softhca_tp_send_av(s, qp, &av, dqpn, &p, payload)) {
+    if (!softhca_tp_frame(s, qp, &av, dqpn, &p, &f)) {
+        return SHCA_CQE_LOC_QP_OP_ERR;
+    }
+    /* the payload goes from guest memory into the frame straight */
+    if (w->flags & SHCA_WQE_INLINE) {
+        memcpy(f.payload, raw + tail, *len);
+    } else if (softhca_sge_copy(s, qp, sge, w->num_sge, 0, f.payload, *len,
+                                false) != SOFTHCA_MEM_OK) {
+        return SHCA_CQE_LOC_PROT_ERR;
+    }
+    if (!softhca_tp_frame_send(s, qp, &p, &f)) {
         return SHCA_CQE_LOC_QP_OP_ERR;
     }
     qp->tp.sq_psn = softhca_psn_add(qp->tp.sq_psn, 1);

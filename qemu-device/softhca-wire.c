@@ -540,6 +540,15 @@ static void wr_le32(uint8_t *p, uint32_t v)
     p[3] = v >> 24;
 }
 
+size_t softhca_roce_payload_off(const SofthcaRoceEnvelope *env,
+                                uint8_t opcode)
+{
+    const SofthcaOpInfo *info = softhca_opcode_info(opcode);
+    size_t ip_len = gid_is_ipv4(env->src_gid) ? IPV4_HDR_MIN : IPV6_HDR_LEN;
+
+    return info ? ETH_HDR_LEN + ip_len + UDP_HDR_LEN + info->hdr_len : 0;
+}
+
 size_t softhca_build_roce(uint8_t *frame, size_t size,
                           const SofthcaRoceEnvelope *env,
                           const SofthcaRocePacket *p, const void *payload)
@@ -564,7 +573,8 @@ size_t softhca_build_roce(uint8_t *frame, size_t size,
         return 0;
     }
     payload_off = roce_off + info->hdr_len;
-    if (p->payload_len) {       /* payload may be NULL then */
+    /* payload may be NULL when there is none, or already in place */
+    if (p->payload_len && payload != frame + payload_off) {
         memmove(frame + payload_off, payload, p->payload_len);
     }
     memset(frame + payload_off + p->payload_len, 0, pad);

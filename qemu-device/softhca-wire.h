@@ -228,6 +228,13 @@ size_t softhca_build_roce(uint8_t *frame, size_t size,
                           const SofthcaRocePacket *p, const void *payload);
 
 /*
+ * Where softhca_build_roce() puts the payload of an opcode's frame for env,
+ * so that it can be written there first; 0 if the opcode is not supported.
+ */
+size_t softhca_roce_payload_off(const SofthcaRoceEnvelope *env,
+                                uint8_t opcode);
+
+/*
  * The UDP source port RoCEv2 senders use for flow entropy, the convention
  * of Linux's RoCE drivers (rdma_get_udp_sport()): from the flow label, or
  * when that is 0 from a hash of both QP numbers, so that both ends of a

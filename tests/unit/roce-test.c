@@ -312,6 +312,8 @@ static void test_roundtrip(void)
                 }
                 check_fields(&got, &want);
                 CHECK_EQ(got.payload_off, expected_ops[i].hdr_len);
+                CHECK_EQ(softhca_roce_payload_off(&env, op),
+                         u.payload_off + got.payload_off);
                 CHECK(!memcmp(frame + u.payload_off + got.payload_off,
                               payload, sizes[s]));
             }
@@ -319,17 +321,22 @@ static void test_roundtrip(void)
     }
 }
 
-/* A payload already in place in the frame is kept, pad bytes zeroed. */
+/*
+ * A payload written first where softhca_roce_payload_off() says is kept,
+ * pad bytes zeroed.
+ */
 static void test_payload_in_place(void)
 {
     uint8_t frame[128];
-    size_t off = ETH_LEN + IPV4_LEN + UDP_LEN + 12, len;
+    size_t off, len;
     SofthcaRoceEnvelope env;
     SofthcaRocePacket p, got;
     SofthcaUdpFrame u;
 
     make_env(&env, false);
     make_packet(&p, SOFTHCA_TRANSPORT_RC | SOFTHCA_OP_SEND_ONLY, 5);
+    off = softhca_roce_payload_off(&env, p.bth.opcode);
+    CHECK_EQ(off, ETH_LEN + IPV4_LEN + UDP_LEN + 12);
     memset(frame, 0xee, sizeof(frame));
     memcpy(frame + off, "hello", 5);
     len = softhca_build_roce(frame, sizeof(frame), &env, &p, frame + off);
@@ -479,6 +486,7 @@ static void test_build_refused(void)
     make_env(&env, false);
     make_packet(&p, 0x15, 0);           /* reserved opcode */
     CHECK_EQ(softhca_build_roce(frame, sizeof(frame), &env, &p, NULL), 0);
+    CHECK_EQ(softhca_roce_payload_off(&env, 0x15), 0);
 
     make_packet(&p, SOFTHCA_TRANSPORT_RC | SOFTHCA_OP_ACKNOWLEDGE, 4);
     CHECK_EQ(softhca_build_roce(frame, sizeof(frame), &env, &p, frame), 0);
