@@ -32,17 +32,32 @@
 #define BARRETT_MU      0x1f7011641ull  /* floor(x^64 / P), reflected */
 #define BARRETT_P       0x1db710641ull  /* P, reflected */
 
-static inline Int128 load128(const uint8_t *p)
+/*
+ * 128 bits of folding state.  A vector, so that on x86 the lanes stay in
+ * SSE registers from one multiply to the next: as Int128 they went through
+ * general registers and the stack, and the loop ran at a third the speed.
+ */
+typedef uint64_t Lane __attribute__((vector_size(16)));
+
+static inline Lane load_lane(const uint8_t *p)
 {
-    return int128_make128(ldq_le_p(p), ldq_le_p(p + 8));
+    return (Lane){ ldq_le_p(p), ldq_le_p(p + 8) };
 }
 
-/* Each half of a times its constant, the two products added */
-static inline Int128 ATTR_CLMUL_ACCEL fold(Int128 a, uint64_t k_lo,
-                                           uint64_t k_hi)
+/* Each half of a times its constant in k (low half k[0]), products added */
+static inline Lane ATTR_CLMUL_ACCEL fold(Lane a, Lane k)
 {
-    return int128_xor(clmul_64_accel(int128_getlo(a), k_lo),
-                      clmul_64_accel(int128_gethi(a), k_hi));
+#ifdef HOST_X86_64
+    __m128i v = (__m128i)a, c = (__m128i)k;
+
+    return (Lane)_mm_xor_si128(_mm_clmulepi64_si128(v, c, 0x00),
+                               _mm_clmulepi64_si128(v, c, 0x11));
+#else
+    Int128 r = int128_xor(clmul_64_accel(a[0], k[0]),
+                          clmul_64_accel(a[1], k[1]));
+
+    return (Lane){ int128_getlo(r), int128_gethi(r) };
+#endif
 }
 
 /*
@@ -52,38 +67,40 @@ static inline Int128 ATTR_CLMUL_ACCEL fold(Int128 a, uint64_t k_lo,
 static uint32_t ATTR_CLMUL_ACCEL crc32_fold(uint32_t state, const uint8_t *p,
                                             size_t len)
 {
-    Int128 x0, x1, x2, x3, t;
+    const Lane k512 = { FOLD_512_LO, FOLD_512_HI };
+    const Lane k128 = { FOLD_128_LO, FOLD_128_HI };
+    Lane x0, x1, x2, x3;
+    Int128 r, t;
 
-    x0 = int128_xor(load128(p), int128_make64(state));
-    x1 = load128(p + 16);
-    x2 = load128(p + 32);
-    x3 = load128(p + 48);
+    x0 = load_lane(p) ^ (Lane){ state, 0 };
+    x1 = load_lane(p + 16);
+    x2 = load_lane(p + 32);
+    x3 = load_lane(p + 48);
     for (p += 64, len -= 64; len >= 64; p += 64, len -= 64) {
-        x0 = int128_xor(fold(x0, FOLD_512_LO, FOLD_512_HI), load128(p));
-        x1 = int128_xor(fold(x1, FOLD_512_LO, FOLD_512_HI), load128(p + 16));
-        x2 = int128_xor(fold(x2, FOLD_512_LO, FOLD_512_HI), load128(p + 32));
-        x3 = int128_xor(fold(x3, FOLD_512_LO, FOLD_512_HI), load128(p + 48));
+        x0 = fold(x0, k512) ^ load_lane(p);
+        x1 = fold(x1, k512) ^ load_lane(p + 16);
+        x2 = fold(x2, k512) ^ load_lane(p + 32);
+        x3 = fold(x3, k512) ^ load_lane(p + 48);
     }
 
-    x0 = int128_xor(fold(x0, FOLD_128_LO, FOLD_128_HI), x1);
-    x0 = int128_xor(fold(x0, FOLD_128_LO, FOLD_128_HI), x2);
-    x0 = int128_xor(fold(x0, FOLD_128_LO, FOLD_128_HI), x3);
+    x0 = fold(x0, k128) ^ x1;
+    x0 = fold(x0, k128) ^ x2;
+    x0 = fold(x0, k128) ^ x3;
     for (; len >= 16; p += 16, len -= 16) {
-        x0 = int128_xor(fold(x0, FOLD_128_LO, FOLD_128_HI), load128(p));
+        x0 = fold(x0, k128) ^ load_lane(p);
     }
 
     /* 128 to 64 bits, appending the 32 zero bits a CRC is taken over */
-    x0 = int128_xor(clmul_64_accel(int128_getlo(x0), FOLD_128_HI),
-                    int128_make64(int128_gethi(x0)));
+    r = int128_xor(clmul_64_accel(x0[0], FOLD_128_HI), int128_make64(x0[1]));
     /* 64 to 32 bits */
-    t = int128_rshift(x0, 32);
-    x0 = int128_xor(clmul_64_accel((uint32_t)int128_getlo(x0), FOLD_64), t);
+    t = int128_rshift(r, 32);
+    r = int128_xor(clmul_64_accel((uint32_t)int128_getlo(r), FOLD_64), t);
     /* Barrett reduction to the 32-bit remainder */
-    t = x0;
-    x0 = clmul_64_accel((uint32_t)int128_getlo(x0), BARRETT_MU);
-    x0 = clmul_64_accel((uint32_t)int128_getlo(x0), BARRETT_P);
-    x0 = int128_xor(x0, t);
-    return int128_getlo(x0) >> 32;
+    t = r;
+    r = clmul_64_accel((uint32_t)int128_getlo(r), BARRETT_MU);
+    r = clmul_64_accel((uint32_t)int128_getlo(r), BARRETT_P);
+    r = int128_xor(r, t);
+    return int128_getlo(r) >> 32;
 }
 
 uint32_t softhca_crc32(uint32_t crc, const void *buf, size_t len)

@@ -12,4 +12,9 @@
 #include <stdint.h>
 #include <string.h>
 
+/* what QEMU's config-host.h says of the host */
+#if defined(__x86_64__)
+#define HOST_X86_64 1
+#endif
+
 #endif
