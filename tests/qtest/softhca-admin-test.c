@@ -463,15 +463,7 @@ static void test_flr_resets(void)
 /* What of transport-mem the device's QPs have reserved (spec §12). */
 static uint64_t tp_mem_reserved(Rdma *r)
 {
-    QDict *rsp = qtest_qmp(r->h.qts, "{'execute': 'qom-get', 'arguments': "
-                           "{'path': '/machine/peripheral/hca', "
-                           "'property': 'x-transport-mem-reserved'}}");
-    uint64_t v;
-
-    g_assert(qdict_haskey(rsp, "return"));
-    v = qdict_get_int(rsp, "return");
-    qobject_unref(rsp);
-    return v;
+    return hca_prop(&r->h, "x-transport-mem-reserved");
 }
 
 /* CREATE_QP of a kernel QP with an SQ of 2^sq_log WQEs of 2^sq_shift. */

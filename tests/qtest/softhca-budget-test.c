@@ -27,13 +27,7 @@
 
 static uint64_t work_max(Rdma *r)
 {
-    QDict *rsp = qtest_qmp(r->h.qts, "{'execute': 'qom-get', 'arguments': "
-                           "{'path': '/machine/peripheral/hca', "
-                           "'property': 'x-work-max'}}");
-    uint64_t v = qdict_get_int(rsp, "return");
-
-    qobject_unref(rsp);
-    return v;
+    return hca_prop(&r->h, "x-work-max");
 }
 
 static void check_budget(Rdma *r, const char *what, gint64 us)
@@ -597,13 +591,7 @@ static void test_sched_round_robin(void)
 
 static uint64_t wakeups(Rdma *r)
 {
-    QDict *rsp = qtest_qmp(r->h.qts, "{'execute': 'qom-get', 'arguments': "
-                           "{'path': '/machine/peripheral/hca', "
-                           "'property': 'x-wakeups'}}");
-    uint64_t v = qdict_get_int(rsp, "return");
-
-    qobject_unref(rsp);
-    return v;
+    return hca_prop(&r->h, "x-wakeups");
 }
 
 /*

@@ -85,6 +85,20 @@ void hca_stop(Hca *h)
     qtest_quit(h->qts);
 }
 
+/* An integer QOM property of the device, "hca". */
+uint64_t hca_prop(Hca *h, const char *name)
+{
+    QDict *rsp = qtest_qmp(h->qts, "{'execute': 'qom-get', 'arguments': "
+                           "{'path': '/machine/peripheral/hca', "
+                           "'property': %s}}", name);
+    uint64_t v;
+
+    g_assert(qdict_haskey(rsp, "return"));
+    v = qdict_get_int(rsp, "return");
+    qobject_unref(rsp);
+    return v;
+}
+
 /* Clear a pending, masked vector: unmask (it fires), then mask again. */
 bool hca_take_irq(Hca *h, unsigned vector)
 {

@@ -112,6 +112,7 @@ void hca_start(Hca *h, const char *extra);
 void hca_detach(Hca *h);
 void hca_stop(Hca *h);
 bool hca_take_irq(Hca *h, unsigned vector);
+uint64_t hca_prop(Hca *h, const char *name);
 void hca_config_admin(Hca *h, uint64_t aq, uint32_t aq_log,
                       uint64_t acq, uint32_t acq_log);
 void hca_enable(Hca *h);
