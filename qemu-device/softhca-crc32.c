@@ -62,30 +62,35 @@ static inline Lane ATTR_CLMUL_ACCEL fold(Lane a, Lane k)
 
 /*
  * The raw (not inverted) CRC state after len bytes from p, len a multiple
- * of 16 and at least 64.
+ * of 16 and at least 16.  Four lanes fold 64 bytes a step where there are
+ * that many; one lane folds the rest, 16 bytes a step.
  */
 static uint32_t ATTR_CLMUL_ACCEL crc32_fold(uint32_t state, const uint8_t *p,
                                             size_t len)
 {
     const Lane k512 = { FOLD_512_LO, FOLD_512_HI };
     const Lane k128 = { FOLD_128_LO, FOLD_128_HI };
-    Lane x0, x1, x2, x3;
+    Lane x0;
     Int128 r, t;
 
     x0 = load_lane(p) ^ (Lane){ state, 0 };
-    x1 = load_lane(p + 16);
-    x2 = load_lane(p + 32);
-    x3 = load_lane(p + 48);
-    for (p += 64, len -= 64; len >= 64; p += 64, len -= 64) {
-        x0 = fold(x0, k512) ^ load_lane(p);
-        x1 = fold(x1, k512) ^ load_lane(p + 16);
-        x2 = fold(x2, k512) ^ load_lane(p + 32);
-        x3 = fold(x3, k512) ^ load_lane(p + 48);
-    }
+    p += 16;
+    len -= 16;
+    if (len >= 48) {
+        Lane x1 = load_lane(p);
+        Lane x2 = load_lane(p + 16);
+        Lane x3 = load_lane(p + 32);
 
-    x0 = fold(x0, k128) ^ x1;
-    x0 = fold(x0, k128) ^ x2;
-    x0 = fold(x0, k128) ^ x3;
+        for (p += 48, len -= 48; len >= 64; p += 64, len -= 64) {
+            x0 = fold(x0, k512) ^ load_lane(p);
+            x1 = fold(x1, k512) ^ load_lane(p + 16);
+            x2 = fold(x2, k512) ^ load_lane(p + 32);
+            x3 = fold(x3, k512) ^ load_lane(p + 48);
+        }
+        x0 = fold(x0, k128) ^ x1;
+        x0 = fold(x0, k128) ^ x2;
+        x0 = fold(x0, k128) ^ x3;
+    }
     for (; len >= 16; p += 16, len -= 16) {
         x0 = fold(x0, k128) ^ load_lane(p);
     }
@@ -107,7 +112,7 @@ uint32_t softhca_crc32(uint32_t crc, const void *buf, size_t len)
 {
     const uint8_t *p = buf;
 
-    if (HAVE_CLMUL_ACCEL && len >= 64) {
+    if (HAVE_CLMUL_ACCEL && len >= 16) {
         size_t n = len & ~(size_t)15;
 
         crc = ~crc32_fold(~crc, p, n);

@@ -494,10 +494,9 @@ static size_t build_ip(uint8_t *ip, const SofthcaRoceEnvelope *env,
  * the UDP checksum; the BTH byte with FECN, BECN and reserved bits.
  *
  * The CRC runs over the masked copy and then the rest of the frame.  The
- * copy takes a few bytes of the rest along, up to a multiple of 16 bytes
- * and at least 64, so that both parts go through softhca_crc32()'s folding
- * loop: a short piece falls to a byte-wise loop that costs as much as a
- * 4 KiB payload.
+ * copy takes a few bytes of the rest along, up to a multiple of 16 bytes,
+ * so that all of it goes through softhca_crc32()'s folding loop: only the
+ * last few bytes of the frame fall to zlib's byte-wise loop.
  */
 static uint32_t icrc_compute(const uint8_t *frame, size_t udp_off, size_t end)
 {
@@ -507,7 +506,7 @@ static uint32_t icrc_compute(const uint8_t *frame, size_t udp_off, size_t end)
     size_t masked_len = bth_off + SOFTHCA_BTH_LEN;
     size_t rest_len = end - SOFTHCA_ICRC_LEN - ETH_HDR_LEN -
                       (masked_len - ICRC_LRH_LEN);
-    size_t extra = masked_len < 64 ? 64 - masked_len : -masked_len & 15;
+    size_t extra = -masked_len & 15;
     uint8_t *ip = masked + ICRC_LRH_LEN;
 
     if (extra > rest_len) {
