@@ -539,13 +539,20 @@ static void wr_le32(uint8_t *p, uint32_t v)
     p[3] = v >> 24;
 }
 
+/* Where the BTH starts in a frame for env: after Ethernet, IP and UDP. */
+static size_t roce_off(const SofthcaRoceEnvelope *env)
+{
+    return ETH_HDR_LEN +
+           (gid_is_ipv4(env->src_gid) ? IPV4_HDR_MIN : IPV6_HDR_LEN) +
+           UDP_HDR_LEN;
+}
+
 size_t softhca_roce_payload_off(const SofthcaRoceEnvelope *env,
                                 uint8_t opcode)
 {
     const SofthcaOpInfo *info = softhca_opcode_info(opcode);
-    size_t ip_len = gid_is_ipv4(env->src_gid) ? IPV4_HDR_MIN : IPV6_HDR_LEN;
 
-    return info ? ETH_HDR_LEN + ip_len + UDP_HDR_LEN + info->hdr_len : 0;
+    return info ? roce_off(env) + info->hdr_len : 0;
 }
 
 size_t softhca_build_roce(uint8_t *frame, size_t size,
@@ -555,9 +562,8 @@ size_t softhca_build_roce(uint8_t *frame, size_t size,
     const SofthcaOpInfo *info = softhca_opcode_info(p->bth.opcode);
     bool ipv4 = gid_is_ipv4(env->src_gid);
     uint8_t pad = -p->payload_len & 3;
-    size_t ip_len = ipv4 ? IPV4_HDR_MIN : IPV6_HDR_LEN;
-    size_t udp_off = ETH_HDR_LEN + ip_len;
-    size_t roce_off = udp_off + UDP_HDR_LEN;
+    size_t bth_off = roce_off(env);
+    size_t udp_off = bth_off - UDP_HDR_LEN;
     size_t roce_len, payload_off;
 
     if (!info || ipv4 != gid_is_ipv4(env->dst_gid) ||
@@ -568,10 +574,10 @@ size_t softhca_build_roce(uint8_t *frame, size_t size,
     roce_len = info->hdr_len + p->payload_len + pad + SOFTHCA_ICRC_LEN;
     /* the IPv4 total length, or the UDP length, must fit in 16 bits */
     if (roce_len + UDP_HDR_LEN + (ipv4 ? IPV4_HDR_MIN : 0) > UINT16_MAX ||
-        size < roce_off + roce_len) {
+        size < bth_off + roce_len) {
         return 0;
     }
-    payload_off = roce_off + info->hdr_len;
+    payload_off = bth_off + info->hdr_len;
     /* payload may be NULL when there is none, or already in place */
     if (p->payload_len && payload != frame + payload_off) {
         memmove(frame + payload_off, payload, p->payload_len);
@@ -586,10 +592,10 @@ size_t softhca_build_roce(uint8_t *frame, size_t size,
     wr_be16(frame + udp_off + 2, SOFTHCA_ROCE_UDP_PORT);
     wr_be16(frame + udp_off + 4, UDP_HDR_LEN + roce_len);
     wr_be16(frame + udp_off + UDP_CSUM_OFF, 0);
-    build_headers(frame + roce_off, info, p, pad);
-    wr_le32(frame + roce_off + roce_len - SOFTHCA_ICRC_LEN,
-            icrc_compute(frame, udp_off, roce_off + roce_len));
-    return roce_off + roce_len;
+    build_headers(frame + bth_off, info, p, pad);
+    wr_le32(frame + bth_off + roce_len - SOFTHCA_ICRC_LEN,
+            icrc_compute(frame, udp_off, bth_off + roce_len));
+    return bth_off + roce_len;
 }
 
 uint16_t softhca_roce_src_port(uint32_t flow_label, uint32_t lqpn,
