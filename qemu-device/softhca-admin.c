@@ -57,8 +57,7 @@ static void softhca_admin_bh(void *opaque)
 
 void softhca_admin_init(SofthcaState *s)
 {
-    s->admin_bh = qemu_bh_new_guarded(softhca_admin_bh, s,
-                                      &DEVICE(s)->mem_reentrancy_guard);
+    s->admin_bh = softhca_bh_new(s, softhca_admin_bh);
 }
 
 void softhca_admin_exit(SofthcaState *s)

@@ -72,8 +72,8 @@ bool softhca_dma_write(SofthcaState *s, uint64_t addr, const void *buf,
 /*
  * An 8-byte aligned guest word, mapped in place for an atomic access
  * (spec §16): guest RAM the device may write, never a bounce buffer,
- * which would not be atomic against the vCPUs.  The BQL, which the device
- * holds, keeps the memory map as checked here until the word is unmapped.
+ * which would not be atomic against the vCPUs.  The mapping holds a
+ * reference to its RAM block until the word is unmapped.
  */
 uint64_t *softhca_dma_map_word(SofthcaState *s, uint64_t addr)
 {
@@ -253,12 +253,22 @@ uint64_t softhca_buf_addr(const SofthcaBuf *buf, uint64_t offset)
     return buf->pages[offset >> buf->page_shift] + (offset & mask);
 }
 
-void softhca_irq(SofthcaState *s, unsigned vector)
+void softhca_irq_now(SofthcaState *s, unsigned vector)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
 
     if (msix_enabled(pdev)) {
         trace_softhca_irq(vector);
         msix_notify(pdev, vector);
+    }
+}
+
+/* MSI-X needs the BQL, which an iothread leaves to the main loop. */
+void softhca_irq(SofthcaState *s, unsigned vector)
+{
+    if (s->iothread) {
+        softhca_irq_out(s, vector);
+    } else {
+        softhca_irq_now(s, vector);
     }
 }

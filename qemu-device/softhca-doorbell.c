@@ -3,12 +3,14 @@
  * where QEMU allows it.
  *
  * A doorbell's work (reading WQEs, sending frames, completing) needs the
- * device's state, which the BQL guards.  So a write that comes without
- * the BQL (a KVM vCPU; TCG always holds it) only queues itself on its
- * page's lock-free queue (softhca-dbq.h), marks the page and schedules
- * the bottom half, which rings the queued doorbells in order under the
- * BQL.  A full queue makes its writer take the BQL and catch up.  A write
- * that holds the BQL rings at once, after what its page queued before.
+ * device's state, which the engine's thread owns: the main loop, under
+ * the BQL, or an iothread (softhca-iothread.c).  So a write that comes
+ * without the BQL (a KVM vCPU; TCG always holds it), or for an iothread,
+ * only queues itself on its page's lock-free queue (softhca-dbq.h), marks
+ * the page and schedules the bottom half, which rings the queued
+ * doorbells in order.  A full queue makes its writer take the BQL and
+ * catch up, in the engine's thread.  A write that holds the BQL of a
+ * main-loop engine rings at once, after what its page queued before.
  *
  * Copyright (c) 2026 The softhca authors
  *
@@ -40,7 +42,7 @@ static uint64_t softhca_db_pack(SofthcaState *s, uint32_t offset,
     return (uint64_t)pi << 34 | (uint64_t)(offset >> 2) << 32 | val;
 }
 
-/* Ring one doorbell of a page: the BQL is held. */
+/* Ring one doorbell of a page, in the engine's thread. */
 static void softhca_db_ring(SofthcaState *s, uint32_t page, uint64_t w)
 {
     uint32_t offset = (w >> 32 & 3) << 2, val = w;
@@ -71,7 +73,7 @@ static void softhca_db_ring(SofthcaState *s, uint32_t page, uint64_t w)
     }
 }
 
-/* Ring what a page queued, SOFTHCA_DBQ_SIZE writes at most; the BQL is held. */
+/* Ring what a page queued, SOFTHCA_DBQ_SIZE writes at most. */
 static bool softhca_db_drain_page(SofthcaState *s, uint32_t page)
 {
     uint64_t w;
@@ -86,9 +88,9 @@ static bool softhca_db_drain_page(SofthcaState *s, uint32_t page)
 }
 
 /*
- * Ring every queued doorbell; the BQL is held.  The work is bounded by the
- * queues' size: a page whose writers keep its queue busy waits for the
- * next run of the bottom half.
+ * Ring every queued doorbell, in the engine's thread.  The work is bounded
+ * by the queues' size: a page whose writers keep its queue busy waits for
+ * the next run of the bottom half.
  */
 void softhca_db_drain(SofthcaState *s)
 {
@@ -107,6 +109,23 @@ void softhca_db_drain(SofthcaState *s)
             }
         }
     }
+}
+
+/* A doorbell rung at once, in the engine's thread (softhca_engine_call). */
+typedef struct SofthcaDbRing {
+    SofthcaState *s;
+    uint32_t page;
+    uint64_t w;
+} SofthcaDbRing;
+
+static void softhca_db_ring_engine(void *opaque)
+{
+    SofthcaDbRing *r = opaque;
+
+    softhca_work_begin(r->s);
+    softhca_db_drain_page(r->s, r->page);
+    softhca_db_ring(r->s, r->page, r->w);
+    softhca_work_end(r->s);
 }
 
 static void softhca_db_bh(void *opaque)
@@ -133,7 +152,7 @@ static void softhca_db_write(void *opaque, hwaddr addr, uint64_t data,
     bool own_guard = s->db.disable_reentrancy_guard;
     uint32_t page = addr >> SHCA_DB_PAGE_SHIFT;
     uint32_t offset = addr & (SHCA_DB_PAGE_SIZE - 1);
-    uint64_t w;
+    SofthcaDbRing ring = { .s = s, .page = page };
     bool locked;
 
     trace_softhca_db_write(page, offset, data);
@@ -144,9 +163,9 @@ static void softhca_db_write(void *opaque, hwaddr addr, uint64_t data,
         trace_softhca_err_doorbell(page, offset, data);
         return;
     }
-    w = softhca_db_pack(s, offset, data);
-    if ((!bql_locked() || s->db_handoff) &&
-        softhca_dbq_push(&s->dbq[page], w)) {
+    ring.w = softhca_db_pack(s, offset, data);
+    if ((!bql_locked() || s->db_handoff || s->iothread) &&
+        softhca_dbq_push(&s->dbq[page], ring.w)) {
         set_bit_atomic(page, s->db_pending);
         qemu_bh_schedule(s->db_bh);
         return;
@@ -154,23 +173,23 @@ static void softhca_db_write(void *opaque, hwaddr addr, uint64_t data,
     /*
      * With the BQL, or with a full queue.  QEMU keeps no re-entrancy
      * guard for a lockless region: keep the device's here, as QEMU does
-     * for its other regions, against DMA that targets this BAR.
+     * for its other regions, against DMA that targets this BAR.  An
+     * iothread makes no MMIO access (softhca-iothread.c).
      */
     locked = bql_locked();
     if (!locked) {
         bql_lock();
     }
-    if (own_guard && guard->engaged_in_io) {
+    if (s->iothread) {
+        softhca_engine_call(s, softhca_db_ring_engine, &ring);
+    } else if (own_guard && guard->engaged_in_io) {
         qemu_log_mask(LOG_GUEST_ERROR, "softhca: re-entrant doorbell write "
                       "to page %u blocked\n", page);
     } else {
         if (own_guard) {
             guard->engaged_in_io = true;
         }
-        softhca_work_begin(s);
-        softhca_db_drain_page(s, page);
-        softhca_db_ring(s, page, w);
-        softhca_work_end(s);
+        softhca_db_ring_engine(&ring);
         if (own_guard) {
             guard->engaged_in_io = false;
         }
@@ -201,8 +220,7 @@ void softhca_db_init(SofthcaState *s)
         softhca_dbq_init(&s->dbq[i]);
     }
     s->db_pending = bitmap_new(s->db_pages);
-    s->db_bh = qemu_bh_new_guarded(softhca_db_bh, s,
-                                   &DEVICE(s)->mem_reentrancy_guard);
+    s->db_bh = softhca_bh_new(s, softhca_db_bh);
 }
 
 void softhca_db_exit(SofthcaState *s)

@@ -7,7 +7,9 @@
  * guard, so a guest that aims an MSI-X entry at CTRL could have a timer's
  * interrupt disable the device under the running timer (issue 11).  The
  * device's timers take the guard the same way, and the work budget
- * (softhca-work.c) as every callback of the device does.
+ * (softhca-work.c) as every callback of the device does.  An iothread's
+ * timers have no guard: the engine's thread makes no MMIO access
+ * (softhca-iothread.c).
  *
  * Copyright (c) 2026 The softhca authors
  *
@@ -28,9 +30,11 @@ typedef struct SofthcaGuardedTimer {
 static void softhca_timer_guarded(void *opaque)
 {
     SofthcaGuardedTimer *gt = opaque;
-    bool outer = !gt->guard->engaged_in_io;
+    bool outer = gt->guard && !gt->guard->engaged_in_io;
 
-    gt->guard->engaged_in_io = true;
+    if (outer) {
+        gt->guard->engaged_in_io = true;
+    }
     softhca_work_begin(gt->s);
     gt->cb(gt->opaque);
     softhca_work_end(gt->s);
@@ -44,9 +48,16 @@ QEMUTimer *softhca_timer_new(SofthcaState *s, QEMUTimerCB *cb, void *opaque)
     SofthcaGuardedTimer *gt = g_new0(SofthcaGuardedTimer, 1);
 
     gt->s = s;
-    gt->guard = &DEVICE(s)->mem_reentrancy_guard;
+    gt->guard = softhca_bh_guard(s);
     gt->cb = cb;
     gt->opaque = opaque;
-    timer_init_ns(&gt->timer, QEMU_CLOCK_VIRTUAL, softhca_timer_guarded, gt);
+    if (s->iothread) {
+        aio_timer_init(s->ctx, &gt->timer, QEMU_CLOCK_VIRTUAL, SCALE_NS,
+                       softhca_timer_guarded, gt);
+    } else {
+        /* the main loop's own timers, which qtest's clock steps run */
+        timer_init_ns(&gt->timer, QEMU_CLOCK_VIRTUAL, softhca_timer_guarded,
+                      gt);
+    }
     return &gt->timer;
 }

@@ -108,12 +108,9 @@ static void softhca_loopback_bh(void *opaque)
 
 void softhca_loopback_init(SofthcaState *s, SofthcaPortInput *sink)
 {
-    DeviceState *dev = DEVICE(s);
-
     QSIMPLEQ_INIT(&s->loopback.frames);
     s->loopback.sink = sink;
-    s->loopback.bh = qemu_bh_new_guarded(softhca_loopback_bh, s,
-                                         &dev->mem_reentrancy_guard);
+    s->loopback.bh = softhca_bh_new(s, softhca_loopback_bh);
 }
 
 void softhca_loopback_reset(SofthcaState *s)

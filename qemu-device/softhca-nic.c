@@ -102,7 +102,7 @@ static bool softhca_nic_tx_one(SofthcaState *s, struct shca_nic_txd *txd)
     }
     trace_softhca_nic_tx(len);
     if (!softhca_loopback_tx(s, s->frame, len, false)) {
-        qemu_send_packet(qemu_get_queue(s->nic), s->frame, len);
+        softhca_port_out(s, s->frame, len);
     }
     return true;
 }
@@ -173,8 +173,7 @@ static void softhca_port_xmit(SofthcaState *s, const uint8_t *frame,
 
 void softhca_nic_init(SofthcaState *s)
 {
-    s->nic_tx_bh = qemu_bh_new_guarded(softhca_nic_tx_bh, s,
-                                       &DEVICE(s)->mem_reentrancy_guard);
+    s->nic_tx_bh = softhca_bh_new(s, softhca_nic_tx_bh);
     softhca_fault_set_sink(s, SOFTHCA_FAULT_TX, softhca_port_xmit);
 }
 
@@ -195,7 +194,7 @@ void softhca_nic_rx_doorbell(SofthcaState *s, uint32_t tail)
 void softhca_nic_reset(SofthcaState *s)
 {
     /* frames the port handed the netdev that have not left yet go too */
-    qemu_purge_queued_packets(qemu_get_queue(s->nic));
+    softhca_crossing_reset(s);
     qemu_bh_cancel(s->nic_tx_bh);
     s->nic_ctrl = 0;
     s->nic_irq = 0;
@@ -251,7 +250,7 @@ static void softhca_port_xmit(SofthcaState *s, const uint8_t *frame,
                               size_t len, const SofthcaUdpFrame *udp)
 {
     if (!softhca_loopback_tx(s, frame, len, true)) {
-        qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+        softhca_port_out(s, frame, len);
     }
 }
 
@@ -306,11 +305,23 @@ void softhca_port_receive(SofthcaState *s, const uint8_t *buf, size_t size)
     softhca_nic_signal(s);
 }
 
+/* With an iothread the netdev waits while the engine's inbox is full. */
+bool softhca_nic_can_receive(NetClientState *nc)
+{
+    SofthcaState *s = qemu_get_nic_opaque(nc);
+
+    return !s->iothread || softhca_inbox_room(s);
+}
+
 ssize_t softhca_nic_receive(NetClientState *nc, const uint8_t *buf,
                             size_t size)
 {
     SofthcaState *s = qemu_get_nic_opaque(nc);
 
+    if (s->iothread) {
+        /* 0: the net layer keeps the frame until the inbox has room */
+        return softhca_inbox_push(s, buf, size) ? size : 0;
+    }
     softhca_work_begin(s);
     softhca_work_spend(s, SOFTHCA_WORK_FRAME(size));
     softhca_port_receive(s, buf, size);

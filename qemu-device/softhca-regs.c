@@ -199,17 +199,32 @@ static uint32_t softhca_reg_value(SofthcaState *s, hwaddr addr, bool *known)
     }
 }
 
+/* A register access, as the engine's thread runs it (softhca_engine_call). */
+typedef struct SofthcaRegAccess {
+    SofthcaState *s;
+    hwaddr addr;
+    uint32_t val;
+} SofthcaRegAccess;
+
+static void softhca_regs_read_engine(void *opaque)
+{
+    SofthcaRegAccess *a = opaque;
+    bool known = true;
+
+    a->val = softhca_reg_value(a->s, a->addr, &known);
+    if (!known) {
+        softhca_guest_error(a->addr,
+                            "read of a write-only or unknown register");
+    }
+}
+
 static uint64_t softhca_regs_read(void *opaque, hwaddr addr, unsigned size)
 {
-    SofthcaState *s = opaque;
-    bool known = true;
-    uint32_t val = softhca_reg_value(s, addr, &known);
+    SofthcaRegAccess a = { .s = opaque, .addr = addr };
 
-    if (!known) {
-        softhca_guest_error(addr, "read of a write-only or unknown register");
-    }
-    trace_softhca_mmio_read(addr, val);
-    return val;
+    softhca_engine_call(a.s, softhca_regs_read_engine, &a);
+    trace_softhca_mmio_read(addr, a.val);
+    return a.val;
 }
 
 static void softhca_set_lo(uint64_t *reg, uint32_t val)
@@ -373,15 +388,22 @@ static void softhca_regs_write_reg(SofthcaState *s, hwaddr addr, uint32_t val)
     softhca_guest_error(addr, "write to a read-only or unknown register");
 }
 
+static void softhca_regs_write_engine(void *opaque)
+{
+    SofthcaRegAccess *a = opaque;
+
+    softhca_work_begin(a->s);
+    softhca_regs_write_reg(a->s, a->addr, a->val);
+    softhca_work_end(a->s);
+}
+
 static void softhca_regs_write(void *opaque, hwaddr addr, uint64_t data,
                                unsigned size)
 {
-    SofthcaState *s = opaque;
+    SofthcaRegAccess a = { .s = opaque, .addr = addr, .val = data };
 
     trace_softhca_mmio_write(addr, data);
-    softhca_work_begin(s);
-    softhca_regs_write_reg(s, addr, data);
-    softhca_work_end(s);
+    softhca_engine_call(a.s, softhca_regs_write_engine, &a);
 }
 
 const MemoryRegionOps softhca_regs_ops = {

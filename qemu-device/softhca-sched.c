@@ -5,7 +5,8 @@
  * sends the burst one budget allows per wakeup.  A QP with more to do
  * goes to the back of the queue, so that one QP's long message never
  * starves the others.  Like every bottom half of the device it does
- * nothing while the VM is stopped; the queue waits for it.
+ * nothing while the VM is stopped; the queue waits for it.  In an iothread
+ * it also waits while the frames it sent have not left (spec §12.1).
  *
  * Copyright (c) 2026 The softhca authors
  *
@@ -54,6 +55,7 @@ bool softhca_sched_pending(const SofthcaQp *qp, unsigned work)
 static void softhca_sched_bh(void *opaque)
 {
     SofthcaState *s = opaque;
+    bool waits = false;
     SofthcaQp *qp;
 
     /* stopped, the queue waits for the VM, which wakes this again */
@@ -64,6 +66,12 @@ static void softhca_sched_bh(void *opaque)
     while ((qp = QTAILQ_FIRST(&s->sched_qps))) {
         uint32_t used = s->work_used;
         unsigned work = qp->tp.sched;
+
+        /* the outbox full, its bottom half wakes this again */
+        if (softhca_port_busy(s, SOFTHCA_WAIT_SCHED)) {
+            waits = true;
+            break;
+        }
 
         softhca_sched_cancel(s, qp, work);
         trace_softhca_sched_run(qp->qpn, work);
@@ -79,7 +87,7 @@ static void softhca_sched_bh(void *opaque)
         }
     }
     s->sched_running = false;
-    if (!QTAILQ_EMPTY(&s->sched_qps)) {
+    if (!waits && !QTAILQ_EMPTY(&s->sched_qps)) {
         softhca_work_wake(s, s->sched_bh);
     }
     softhca_work_end(s);
@@ -88,8 +96,7 @@ static void softhca_sched_bh(void *opaque)
 void softhca_sched_init(SofthcaState *s)
 {
     QTAILQ_INIT(&s->sched_qps);
-    s->sched_bh = qemu_bh_new_guarded(softhca_sched_bh, s,
-                                      &DEVICE(s)->mem_reentrancy_guard);
+    s->sched_bh = softhca_bh_new(s, softhca_sched_bh);
 }
 
 void softhca_sched_exit(SofthcaState *s)

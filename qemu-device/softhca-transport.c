@@ -280,8 +280,7 @@ void softhca_tp_init(SofthcaState *s)
 {
     softhca_fault_set_sink(s, SOFTHCA_FAULT_RX, softhca_tp_deliver);
     softhca_sched_init(s);
-    s->cq_error_bh = qemu_bh_new_guarded(softhca_tp_cq_error_bh, s,
-                                         &DEVICE(s)->mem_reentrancy_guard);
+    s->cq_error_bh = softhca_bh_new(s, softhca_tp_cq_error_bh);
 }
 
 void softhca_tp_exit(SofthcaState *s)

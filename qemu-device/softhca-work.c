@@ -104,12 +104,23 @@ static void softhca_work_resume(SofthcaState *s)
     qemu_bh_schedule(s->nic_tx_bh);
     qemu_bh_schedule(s->cq_error_bh);
     qemu_bh_schedule(s->sched_bh);
+    qemu_bh_schedule(s->x.in_bh);
+    qemu_bh_schedule(s->x.out_bh);
+}
+
+static void softhca_work_quiesced(void *opaque)
+{
 }
 
 static void softhca_work_vm_state(void *opaque, bool running, RunState state)
 {
+    SofthcaState *s = opaque;
+
     if (running) {
-        softhca_work_resume(opaque);
+        softhca_work_resume(s);
+    } else {
+        /* an iothread's engine finishes its callback, and stops */
+        softhca_engine_call(s, softhca_work_quiesced, NULL);
     }
 }
 

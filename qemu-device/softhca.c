@@ -28,9 +28,9 @@
 #define SOFTHCA_PCIE_CAP_OFFSET 0xa0
 
 /* The port's link went up or down: PORT_CHANGE on every EQ (spec §7). */
-static void softhca_link_status_changed(NetClientState *nc)
+static void softhca_link_changed_engine(void *opaque)
 {
-    SofthcaState *s = qemu_get_nic_opaque(nc);
+    SofthcaState *s = opaque;
     bool up = !qemu_get_queue(s->nic)->link_down;
 
     trace_softhca_link(up);
@@ -38,12 +38,25 @@ static void softhca_link_status_changed(NetClientState *nc)
                         up ? SHCA_PORT_LINK_UP : 0);
 }
 
+static void softhca_link_status_changed(NetClientState *nc)
+{
+    SofthcaState *s = qemu_get_nic_opaque(nc);
+
+    softhca_engine_call(s, softhca_link_changed_engine, s);
+}
+
 static NetClientInfo softhca_net_info = {
     .type = NET_CLIENT_DRIVER_NIC,
     .size = sizeof(NICState),
+    .can_receive = softhca_nic_can_receive,
     .receive = softhca_nic_receive,
     .link_status_changed = softhca_link_status_changed,
 };
+
+static void softhca_reset_engine(void *opaque)
+{
+    softhca_regs_reset(opaque);
+}
 
 static bool softhca_check_props(SofthcaState *s, Error **errp)
 {
@@ -72,14 +85,6 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
 
     pdev->config[PCI_INTERRUPT_PIN] = 0;    /* MSI-X only */
 
-    memory_region_init_io(&s->regs, OBJECT(s), &softhca_regs_ops, s,
-                          "softhca-regs", SHCA_REGS_SIZE);
-    pci_register_bar(pdev, SHCA_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
-                     &s->regs);
-    softhca_db_init(s);
-    pci_register_bar(pdev, SHCA_BAR_DB, PCI_BASE_ADDRESS_SPACE_MEMORY |
-                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->db);
-
     if (msix_init_exclusive_bar(pdev, s->vectors, SHCA_BAR_MSIX, errp)) {
         return;
     }
@@ -95,6 +100,15 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
         }
         pcie_cap_flr_init(pdev);
     }
+
+    softhca_iothread_init(s, softhca_port_receive);
+    memory_region_init_io(&s->regs, OBJECT(s), &softhca_regs_ops, s,
+                          "softhca-regs", SHCA_REGS_SIZE);
+    pci_register_bar(pdev, SHCA_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->regs);
+    softhca_db_init(s);
+    pci_register_bar(pdev, SHCA_BAR_DB, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->db);
 
     s->pd_map = bitmap_new(SOFTHCA_MAX_PD + 1);
     s->uctx_map = bitmap_new(s->db_pages);
@@ -119,18 +133,31 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
     softhca_regs_reset(s);
 }
 
-static void softhca_exit(PCIDevice *pdev)
+/*
+ * The engine's bottom halves and timers go in its own thread, which runs
+ * none of them afterwards.
+ */
+static void softhca_exit_engine(void *opaque)
 {
-    SofthcaState *s = SOFTHCA(pdev);
+    SofthcaState *s = opaque;
 
     softhca_regs_reset(s);
-    softhca_work_exit(s);
     softhca_fault_exit(s);
     softhca_tp_exit(s);
     softhca_loopback_exit(s);
     softhca_admin_exit(s);
     softhca_nic_exit(s);
     softhca_db_exit(s);
+    softhca_iothread_stop(s);
+}
+
+static void softhca_exit(PCIDevice *pdev)
+{
+    SofthcaState *s = SOFTHCA(pdev);
+
+    softhca_work_exit(s);
+    softhca_engine_call(s, softhca_exit_engine, s);
+    softhca_iothread_exit(s);
     qemu_del_nic(s->nic);
     g_free(s->pd_map);
     g_free(s->uctx_map);
@@ -158,7 +185,7 @@ static void softhca_reset_hold(Object *obj, ResetType type)
     SofthcaState *s = SOFTHCA(obj);
 
     trace_softhca_reset("device");
-    softhca_regs_reset(s);
+    softhca_engine_call(s, softhca_reset_engine, s);
 }
 
 static const VMStateDescription softhca_vmstate = {
@@ -175,6 +202,9 @@ static const Property softhca_properties[] = {
     DEFINE_NIC_PROPERTIES(SofthcaState, conf),
     DEFINE_PROP_UINT32("vectors", SofthcaState, vectors, 8),
     DEFINE_PROP_UINT32("db-pages", SofthcaState, db_pages, 256),
+    /* the engine's thread (spec §12.1); without it, the main loop */
+    DEFINE_PROP_LINK("iothread", SofthcaState, iothread, TYPE_IOTHREAD,
+                     IOThread *),
     /* Until the data path is complete: CAPS.QP and the §13 commands. */
     DEFINE_PROP_BOOL("x-caps-qp", SofthcaState, caps_qp, true),
     /* queue every doorbell for the bottom half, as a lockless write does */

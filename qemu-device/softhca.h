@@ -13,6 +13,8 @@
 
 #include "qemu/units.h"
 #include "qemu/coroutine.h"
+#include "qemu/thread.h"
+#include "system/iothread.h"
 #include "hw/pci/pci_device.h"
 #include "net/net.h"
 #include "qom/object.h"
@@ -137,6 +139,26 @@ typedef struct SofthcaLoopback {
     bool running;               /* in bh, which wakes itself again */
 } SofthcaLoopback;
 
+/*
+ * What crosses between the engine's thread and the main loop when the
+ * engine has an iothread (softhca-iothread.c, spec §12.1).
+ */
+typedef struct SofthcaXFrame SofthcaXFrame;
+typedef struct SofthcaCrossing {
+    SofthcaPortInput *sink;     /* where the inbox's frames go: the port */
+    QemuMutex lock;             /* guards the fields below */
+    QSIMPLEQ_HEAD(, SofthcaXFrame) inbox;   /* from the netdev */
+    uint32_t inbox_count;
+    bool inbox_held;            /* the netdev was told to wait */
+    QSIMPLEQ_HEAD(, SofthcaXFrame) outbox;  /* to the netdev */
+    uint32_t outbox_count;
+    uint64_t irqs;              /* MSI-X vectors to raise */
+    uint32_t waiting;           /* SOFTHCA_WAIT_*: who waits for room */
+    bool purge;                 /* a reset: the netdev's queue goes too */
+    QEMUBH *in_bh;              /* the engine's: empties the inbox */
+    QEMUBH *out_bh;             /* the main loop's: empties the outbox */
+} SofthcaCrossing;
+
 typedef struct SofthcaGid {
     bool valid;
     uint8_t raw[16];
@@ -169,6 +191,11 @@ struct SofthcaState {
     bool rxe_flush_icrc;        /* x-rxe-flush-icrc: FLUSH as rxe 6.12 */
     uint64_t tp_mem_max;        /* transport-mem */
     SofthcaFault fault;         /* fault-* properties and their state */
+    IOThread *iothread;         /* iothread: where the engine runs */
+
+    /* the engine's thread (spec §12.1) */
+    AioContext *ctx;            /* the iothread's, or the main loop's */
+    SofthcaCrossing x;          /* what crosses to and from the main loop */
 
     /* control and admin (spec §3.2, §3.3) */
     uint32_t ctrl;
@@ -251,10 +278,51 @@ static inline bool softhca_has_dgram(const SofthcaState *s)
 }
 
 /*
- * A QEMU_CLOCK_VIRTUAL timer whose callback runs under the device's
- * re-entrancy guard (softhca-guard.c); freed with timer_free().
+ * A QEMU_CLOCK_VIRTUAL timer of the engine's thread whose callback runs
+ * under the device's re-entrancy guard (softhca-guard.c); freed with
+ * timer_free().
  */
 QEMUTimer *softhca_timer_new(SofthcaState *s, QEMUTimerCB *cb, void *opaque);
+
+/*
+ * softhca-iothread.c: the engine's thread (spec §12.1).  Everything that
+ * touches the device's state runs there: its bottom halves and timers,
+ * and, through softhca_engine_call(), register accesses and resets.
+ */
+/* sink: the port's receive, which the netdev's frames go to */
+void softhca_iothread_init(SofthcaState *s, SofthcaPortInput *sink);
+void softhca_iothread_stop(SofthcaState *s);
+void softhca_iothread_exit(SofthcaState *s);
+/*
+ * A bottom half of the engine's thread, under the re-entrancy guard on
+ * the main loop (an iothread has none: see softhca-iothread.c).
+ */
+MemReentrancyGuard *softhca_bh_guard(SofthcaState *s);
+#define softhca_bh_new(s, cb) \
+    aio_bh_new_guarded((s)->ctx, (cb), (s), softhca_bh_guard(s))
+/*
+ * Run fn(opaque) in the engine's thread and wait for it; the caller holds
+ * the BQL and is not the engine's thread.  Without an iothread, a call.
+ */
+void softhca_engine_call(SofthcaState *s, QEMUBHFunc *fn, void *opaque);
+/* A frame for the netdev, and an MSI-X message, from the engine. */
+void softhca_port_out(SofthcaState *s, const uint8_t *frame, size_t len);
+void softhca_irq_out(SofthcaState *s, unsigned vector);
+/*
+ * Whether the frames waiting for the main loop fill the outbox: if so,
+ * the bottom half waiter (SOFTHCA_WAIT_*) is woken when they have left.
+ */
+#define SOFTHCA_WAIT_SCHED      1
+#define SOFTHCA_WAIT_INBOX      2
+bool softhca_port_busy(SofthcaState *s, uint32_t waiter);
+/* The netdev's frame for the engine: false if the inbox is full. */
+bool softhca_inbox_push(SofthcaState *s, const uint8_t *frame, size_t len);
+bool softhca_inbox_room(SofthcaState *s);
+/*
+ * A reset: what waits in the inbox and the outbox goes, and what the
+ * netdev still holds of the port's frames.
+ */
+void softhca_crossing_reset(SofthcaState *s);
 
 static inline bool softhca_ready(const SofthcaState *s)
 {
@@ -301,8 +369,12 @@ void softhca_work_exit(SofthcaState *s);
 extern const MemoryRegionOps softhca_regs_ops;
 void softhca_regs_reset(SofthcaState *s);
 
-/* softhca-dma.c; and an MSI-X message, if MSI-X is enabled */
+/*
+ * softhca-dma.c; and an MSI-X message, if MSI-X is enabled: from the
+ * engine (softhca_irq), or now, with the BQL (softhca_irq_now)
+ */
 void softhca_irq(SofthcaState *s, unsigned vector);
+void softhca_irq_now(SofthcaState *s, unsigned vector);
 bool softhca_dma_ok(SofthcaState *s, uint64_t addr, uint64_t len);
 bool softhca_dma_read(SofthcaState *s, uint64_t addr, void *buf, size_t len);
 bool softhca_dma_write(SofthcaState *s, uint64_t addr, const void *buf,
@@ -401,7 +473,8 @@ void softhca_srq_doorbell(SofthcaState *s, uint32_t uctx, uint32_t val);
 void softhca_srq_reset(SofthcaState *s);
 
 /* softhca-nic.c */
-/* The netdev's receive callback (NetClientInfo.receive). */
+/* The netdev's receive callbacks (NetClientInfo). */
+bool softhca_nic_can_receive(NetClientState *nc);
 ssize_t softhca_nic_receive(NetClientState *nc, const uint8_t *buf,
                             size_t size);
 void softhca_nic_write_ctrl(SofthcaState *s, uint32_t val);

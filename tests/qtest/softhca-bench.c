@@ -7,13 +7,14 @@
  * figures beside the host's own ceilings.  Never a test: nothing here is
  * asserted but that the device does the work.
  *
- *   softhca-bench loopback|dgram|tap [SECONDS]
+ *   softhca-bench loopback|dgram|tap [SECONDS [iothread]]
  *
  * loopback: one device, its QPs connected to each other through the
  * device's own loopback.  dgram: two QEMUs joined by -netdev dgram on
  * 127.0.0.1, the QPs of one connected to those of the other.  tap: the
  * same over -netdev tap, on tap1 and tap2, which must exist on one bridge
  * of the network namespace it runs in (tests/bench/run makes them).
+ * iothread: each device's engine in an iothread of its own (spec §12.1).
  * Prints one line per figure: "name<TAB>value<TAB>unit".
  *
  * Copyright (c) 2026 The softhca authors
@@ -89,6 +90,9 @@ static int64_t now_ns(void)
     return g_get_monotonic_time() * 1000;
 }
 
+static const char *fabric;     /* "loopback", "dgram" or "tap" */
+static bool iothread;           /* the engine of each device in an iothread */
+
 /* A buffer of len bytes, registered at iova for local and remote access. */
 static uint32_t node_mr(Node *n, uint64_t iova, uint64_t len, uint64_t *buf)
 {
@@ -106,8 +110,11 @@ static uint32_t node_mr(Node *n, uint64_t iova, uint64_t len, uint64_t *buf)
 
 static void node_start(Node *n, const char *extra, uint32_t ip, bool hog)
 {
-    g_autofree char *args = g_strconcat(extra ?: "", hog ? HOG_RAM : "",
-                                        NULL);
+    /* the device's own options first, then the machine's */
+    g_autofree char *args = g_strconcat(iothread ? ",iothread=io0" : "",
+                                        extra ?: "", hog ? HOG_RAM : "",
+                                        iothread ? " -object iothread,id=io0"
+                                                 : "", NULL);
     uint64_t hog_buf;
 
     rdma_start_with(&n->r, args);
@@ -380,7 +387,6 @@ typedef struct World {
     BQp qa[BQ_QPS], qb[BQ_QPS];
 } World;
 
-static const char *fabric;     /* "loopback", "dgram" or "tap" */
 
 /* The -device properties and -netdev of node i (0 or 1) of the fabric. */
 static char *node_netdev(int i)
@@ -704,11 +710,12 @@ int main(int argc, char **argv)
     if (argc > 2) {
         seconds = g_ascii_strtod(argv[2], NULL);
     }
+    iothread = argc > 3 && !strcmp(argv[3], "iothread");
     if (!getenv("QTEST_QEMU_BINARY") || seconds <= 0 ||
         (strcmp(mode, "loopback") && strcmp(mode, "dgram") &&
-         strcmp(mode, "tap"))) {
+         strcmp(mode, "tap")) || (argc > 3 && !iothread)) {
         fprintf(stderr, "usage: QTEST_QEMU_BINARY=... %s loopback|dgram|tap "
-                "[SECONDS]\n", argv[0]);
+                "[SECONDS [iothread]]\n", argv[0]);
         return 2;
     }
     g_test_init(&argc, &argv, NULL);
