@@ -194,10 +194,21 @@ static void softhca_out_bh(void *opaque)
 
 /* --- from the netdev to the engine ------------------------------------- */
 
+/*
+ * The netdev asks before it delivers, and queues a frame that finds no
+ * room without calling receive: the flush that lets it go on is owed
+ * either way.
+ */
 bool softhca_inbox_room(SofthcaState *s)
 {
-    QEMU_LOCK_GUARD(&s->x.lock);
-    return s->x.inbox_count < SOFTHCA_INBOX_FRAMES;
+    SofthcaCrossing *x = &s->x;
+
+    QEMU_LOCK_GUARD(&x->lock);
+    if (x->inbox_count < SOFTHCA_INBOX_FRAMES) {
+        return true;
+    }
+    x->inbox_held = true;
+    return false;
 }
 
 bool softhca_inbox_push(SofthcaState *s, const uint8_t *frame, size_t len)
