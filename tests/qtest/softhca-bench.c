@@ -444,9 +444,11 @@ static void losses_note(World *w)
     rdma_stats(&w->a.r, stats);
     if (stats[SHCA_STAT_TIMEOUTS] || stats[SHCA_STAT_NAKS_RECEIVED]) {
         fprintf(stderr, "  %" PRIu64 " packets sent, %" PRIu64 " timeouts, %"
-                PRIu64 " NAKs, %" PRIu64 " retransmitted\n",
+                PRIu64 " NAKs, %" PRIu64 " retransmitted, %" PRIu64
+                " dropped by the loopback\n",
                 stats[SHCA_STAT_TX_PACKETS], stats[SHCA_STAT_TIMEOUTS],
-                stats[SHCA_STAT_NAKS_RECEIVED], stats[SHCA_STAT_RETRANSMITS]);
+                stats[SHCA_STAT_NAKS_RECEIVED], stats[SHCA_STAT_RETRANSMITS],
+                stats[SHCA_STAT_LOOPBACK_DROPPED]);
     }
 }
 
