@@ -431,7 +431,8 @@ uint8_t softhca_qp_query(SofthcaState *s, const struct shca_aq_qp_attr *c)
 /*
  * SQ and RQ doorbells (spec §14): (pi << 16) | qpn, rung through the page
  * of the QP's context.  A count more than the ring ahead of what the device
- * has taken (or behind it) is fatal to the QP.
+ * has taken is fatal to the QP; one at or behind the count the device has
+ * changes nothing.
  */
 void softhca_qp_doorbell(SofthcaState *s, uint32_t uctx, bool sq,
                          uint32_t val)

@@ -156,10 +156,17 @@ SofthcaMemStatus softhca_sge_copy(SofthcaState *s, SofthcaQp *qp,
     return len ? SOFTHCA_MEM_BAD_RANGE : SOFTHCA_MEM_OK;
 }
 
-/* Take count pi of wq as its doorbell; false if it runs past the ring. */
+/*
+ * Take count pi of wq as its doorbell; false if it runs past the ring.  A
+ * count at or behind the one the device has is old news: a queued
+ * doorbell that the SQ record overtook (spec §14).
+ */
 bool softhca_tp_wq_post(SofthcaState *s, SofthcaQp *qp, SofthcaWq *wq,
                         uint16_t pi)
 {
+    if ((int16_t)(pi - wq->pi) <= 0) {
+        return true;
+    }
     if ((uint16_t)(pi - wq->ci) > (1u << wq->log_size)) {
         qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u %s count %u runs "
                       "past the ring (device at %u)\n", qp->qpn,
