@@ -34,6 +34,18 @@ static char *iothread_netdev(const char *netdev)
     return g_strconcat(IOTHREAD_PROP, netdev, IOTHREAD_OBJ, NULL);
 }
 
+static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+/* The device in an iothread, on a wire whose other end the test plays. */
+static void wire_start(Wire *w, Rdma *r)
+{
+    g_autofree char *extra = NULL;
+
+    wire_open(w);
+    extra = iothread_netdev(w->netdev);
+    rdma_start_with(r, extra);
+}
+
 /* The main loop raises the engine's MSI-X messages: wait (bounded) for one. */
 static bool wait_irq(Hca *h, unsigned vector)
 {
@@ -47,43 +59,52 @@ static bool wait_irq(Hca *h, unsigned vector)
 }
 
 /*
- * A SEND of 1 MiB to itself through the netdev, 1024 frames at the loop
- * QP's MTU: more than the outbox and the inbox hold, so the scheduler
- * waits for the main loop, and the data arrives whole and in order.
+ * A loop QP's SEND of BIG_SEND bytes to itself, 1024 frames at its MTU,
+ * completed on both sides and landed whole and in order.
+ */
+static void big_send(Rdma *r, unsigned seed)
+{
+    g_autofree uint8_t *data = g_malloc(BIG_SEND);
+    g_autofree uint8_t *got = g_malloc(BIG_SEND);
+    uint64_t src, dst;
+    struct shca_cqe cqe;
+    Loop l;
+
+    loop_start(r, &l, SHCA_QPT_RC, 7);
+    loop_connect(r, &l, false);
+    src = guest_alloc(&r->h.alloc, BIG_SEND);
+    dst = guest_alloc(&r->h.alloc, BIG_SEND);
+    for (size_t i = 0; i < BIG_SEND; i++) {
+        data[i] = i * seed + (i >> 12);
+    }
+    qtest_memwrite(r->h.qts, src, data, BIG_SEND);
+    loop_recv(r, &l, 0, 0x1111, dst, BIG_SEND);
+    rdma_db(r, 0, SHCA_DB_RQ, 1 << 16 | l.qpn);
+    loop_send(r, &l, 0, 0x2222, src, BIG_SEND, SHCA_WQE_SIGNALED);
+    rdma_db(r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
+
+    cqe = loop_recv_cqe(r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, BIG_SEND);
+    cqe = loop_send_cqe(r, &l);
+    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x2222);
+    qtest_memread(r->h.qts, dst, got, BIG_SEND);
+    g_assert(memcmp(got, data, BIG_SEND) == 0);
+}
+
+/*
+ * Through the netdev: more frames than the outbox and the inbox hold, so
+ * the scheduler waits for the main loop.
  */
 static void test_iothread_send_over_netdev(void)
 {
     g_autofree char *netdev = dgram_loop_netdev();
     g_autofree char *extra = iothread_netdev(netdev);
-    g_autofree uint8_t *data = g_malloc(BIG_SEND);
-    g_autofree uint8_t *got = g_malloc(BIG_SEND);
-    uint64_t src, dst;
-    struct shca_cqe cqe;
     Rdma r;
-    Loop l;
 
     rdma_start_with(&r, extra);
-    loop_start(&r, &l, SHCA_QPT_RC, 7);
-    loop_connect(&r, &l, false);
-    src = guest_alloc(&r.h.alloc, BIG_SEND);
-    dst = guest_alloc(&r.h.alloc, BIG_SEND);
-    for (size_t i = 0; i < BIG_SEND; i++) {
-        data[i] = i * 7 + (i >> 12);
-    }
-    qtest_memwrite(r.h.qts, src, data, BIG_SEND);
-    loop_recv(&r, &l, 0, 0x1111, dst, BIG_SEND);
-    rdma_db(&r, 0, SHCA_DB_RQ, 1 << 16 | l.qpn);
-    loop_send(&r, &l, 0, 0x2222, src, BIG_SEND, SHCA_WQE_SIGNALED);
-    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
-
-    cqe = loop_recv_cqe(&r, &l);
-    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
-    g_assert_cmpuint(le32_to_cpu(cqe.byte_len), ==, BIG_SEND);
-    cqe = loop_send_cqe(&r, &l);
-    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
-    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x2222);
-    qtest_memread(r.h.qts, dst, got, BIG_SEND);
-    g_assert(memcmp(got, data, BIG_SEND) == 0);
+    big_send(&r, 7);
     g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
     hca_stop(&r.h);
 }
@@ -95,33 +116,11 @@ static void test_iothread_send_over_netdev(void)
  */
 static void test_iothread_loopback(void)
 {
-    g_autofree uint8_t *data = g_malloc(BIG_SEND);
-    g_autofree uint8_t *got = g_malloc(BIG_SEND);
-    uint64_t src, dst, stats[SHCA_STAT_COUNT];
-    struct shca_cqe cqe;
+    uint64_t stats[SHCA_STAT_COUNT];
     Rdma r;
-    Loop l;
 
     rdma_start_with(&r, IOTHREAD);
-    loop_start(&r, &l, SHCA_QPT_RC, 7);
-    loop_connect(&r, &l, false);
-    src = guest_alloc(&r.h.alloc, BIG_SEND);
-    dst = guest_alloc(&r.h.alloc, BIG_SEND);
-    for (size_t i = 0; i < BIG_SEND; i++) {
-        data[i] = i * 13 + 5;
-    }
-    qtest_memwrite(r.h.qts, src, data, BIG_SEND);
-    loop_recv(&r, &l, 0, 0x1111, dst, BIG_SEND);
-    rdma_db(&r, 0, SHCA_DB_RQ, 1 << 16 | l.qpn);
-    loop_send(&r, &l, 0, 0x2222, src, BIG_SEND, SHCA_WQE_SIGNALED);
-    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
-    cqe = loop_recv_cqe(&r, &l);
-    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
-    cqe = loop_send_cqe(&r, &l);
-    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
-    qtest_memread(r.h.qts, dst, got, BIG_SEND);
-    g_assert(memcmp(got, data, BIG_SEND) == 0);
-
+    big_send(&r, 13);
     rdma_stats(&r, stats);
     g_assert_cmpuint(stats[SHCA_STAT_RX_PACKETS], ==,
                      stats[SHCA_STAT_TX_PACKETS]);
@@ -135,16 +134,12 @@ static void test_iothread_loopback(void)
 /* The NIC function's frames cross both ways: out, and in to its rings. */
 static void test_iothread_nic(void)
 {
-    static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-    g_autofree char *extra = NULL;
     uint8_t frame[64], got[64];
     Wire w;
     Rdma r;
     Nic n;
 
-    wire_open(&w);
-    extra = iothread_netdev(w.netdev);
-    rdma_start_with(&r, extra);
+    wire_start(&w, &r);
     loop_nic(&r, &n);
     make_udp_frame(frame, bcast, 0x0a0000ff, 5000);
     g_assert_cmpuint(nic_send(&r.h, &n, frame, sizeof(frame)), ==,
@@ -187,16 +182,12 @@ static uint32_t long_run_mr(Rdma *r, uint64_t dst)
  */
 static void test_iothread_inbox_full(void)
 {
-    static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-    g_autofree char *extra = NULL;
     uint8_t frame[64], got[64];
     Wire w;
     Rdma r;
     Nic n;
 
-    wire_open(&w);
-    extra = iothread_netdev(w.netdev);
-    rdma_start_with(&r, extra);
+    wire_start(&w, &r);
     nic_start(&r.h, &n);
     make_udp_frame(frame, bcast, 0x0a000001, 5002);
     for (int i = 0; i < BURST_FRAMES; i++) {
