@@ -380,13 +380,19 @@ void rdma_db(Rdma *r, uint32_t page, uint32_t offset, uint32_t val)
     qpci_io_writel(r->h.dev, r->db, page * SHCA_DB_PAGE_SIZE + offset, val);
 }
 
+/*
+ * All of the descriptor: a reserved field left as the stack had it would
+ * be BAD_PARAM.
+ */
 void buf_direct(struct shca_buf_desc *d, uint64_t addr,
                 uint32_t npages)
 {
-    d->addr = cpu_to_le64(addr);
-    d->npages = cpu_to_le32(npages);
-    d->page_shift = 12;
-    d->flags = SHCA_BUF_DIRECT;
+    *d = (struct shca_buf_desc) {
+        .addr = cpu_to_le64(addr),
+        .npages = cpu_to_le32(npages),
+        .page_shift = 12,
+        .flags = SHCA_BUF_DIRECT,
+    };
 }
 
 uint8_t rdma_create_cq(Rdma *r, uint32_t uctx, uint32_t eqn,
