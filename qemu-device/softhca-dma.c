@@ -45,17 +45,80 @@ bool softhca_dma_ok(SofthcaState *s, uint64_t addr, uint64_t len)
     return true;
 }
 
+/*
+ * Copy between buf and guest RAM, translating each piece of the range once.
+ * A read copies straight from the RAM block; a write maps the piece, so that
+ * QEMU marks it dirty (migration, display) and drops any TCG translation of
+ * code it held.  A piece that is not RAM (MMIO, or ROM for a write) fails
+ * the access before any of it touches that region: a read never reads MMIO,
+ * and a write's bounce buffer is unmapped unwritten.  Pieces before it may
+ * have been copied, as with pci_dma_rw().
+ */
+static bool softhca_dma_read_ram(AddressSpace *as, uint64_t addr,
+                                 uint8_t *buf, uint64_t len)
+{
+    RCU_READ_LOCK_GUARD();
+    while (len) {
+        hwaddr xlat, plen = len;
+        MemoryRegion *mr = address_space_translate(as, addr, &xlat, &plen,
+                                                   false,
+                                                   MEMTXATTRS_UNSPECIFIED);
+
+        if (!memory_access_is_direct(mr, false, MEMTXATTRS_UNSPECIFIED) ||
+            plen == 0) {
+            return false;
+        }
+        /* where generic-fuzz puts its own bytes in, as flatview_read() */
+        fuzz_dma_read_cb(addr, plen, mr);
+        memcpy(buf, (uint8_t *)memory_region_get_ram_ptr(mr) + xlat, plen);
+        addr += plen;
+        buf += plen;
+        len -= plen;
+    }
+    return true;
+}
+
+static bool softhca_dma_write_ram(AddressSpace *as, uint64_t addr,
+                                  const uint8_t *buf, uint64_t len)
+{
+    while (len) {
+        hwaddr plen = len, off;
+        void *host = address_space_map(as, addr, &plen, true,
+                                       MEMTXATTRS_UNSPECIFIED);
+        bool ram = host && memory_region_from_host(host, &off);
+
+        if (!ram) {
+            if (host) {
+                address_space_unmap(as, host, plen, true, 0);
+            }
+            return false;
+        }
+        memcpy(host, buf, plen);
+        address_space_unmap(as, host, plen, true, plen);
+        addr += plen;
+        buf += plen;
+        len -= plen;
+    }
+    return true;
+}
+
 static bool softhca_dma_rw(SofthcaState *s, uint64_t addr, void *buf,
                            size_t len, DMADirection dir)
 {
-    if (!softhca_dma_ok(s, addr, len) ||
-        pci_dma_rw(PCI_DEVICE(s), addr, buf, len, dir,
-                   MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    bool ok;
+
+    /* ordered against the device's other accesses, as pci_dma_rw() is */
+    dma_barrier(as, dir);
+    ok = len && addr + len >= addr &&
+         (dir == DMA_DIRECTION_TO_DEVICE ?
+          softhca_dma_read_ram(as, addr, buf, len) :
+          softhca_dma_write_ram(as, addr, buf, len));
+    if (!ok) {
         trace_softhca_err_dma(dir == DMA_DIRECTION_TO_DEVICE ? "read" : "write",
                               addr, len);
-        return false;
     }
-    return true;
+    return ok;
 }
 
 bool softhca_dma_read(SofthcaState *s, uint64_t addr, void *buf, size_t len)

@@ -20,7 +20,7 @@
  *
  * The engine's thread never takes the BQL, so a caller holding it can
  * always wait for it.  It makes no MMIO access either: the device's DMA
- * reaches guest RAM only (softhca_dma_ok), which is why its bottom
+ * reaches guest RAM only (softhca-dma.c), which is why its bottom
  * halves and timers need no re-entrancy guard there.  Without an
  * iothread the engine's thread is the main loop and nothing crosses.
  *

@@ -166,6 +166,54 @@ static void test_mr_reg(void)
     hca_stop(&r.h);
 }
 
+/*
+ * A PHYS MR names guest-physical addresses, but only RAM is memory: an
+ * access that lands on MMIO (the device's own BAR here) fails its WQE, and
+ * the register there never sees it, read or written.
+ */
+static void test_mr_phys_mmio(void)
+{
+    const uint32_t rw = SHCA_ACCESS_PHYS | SHCA_ACCESS_LOCAL_WRITE |
+                        SHCA_ACCESS_REMOTE_READ;
+    struct shca_send_wqe w;
+    struct shca_sge sge;
+    uint64_t bar0, buf;
+    uint32_t key, mac_lo, mac_hi;
+    Rdma r;
+    Loop l;
+
+    rdma_start(&r);
+    loop_start(&r, &l, SHCA_QPT_RC, 7);
+    l.access = SHCA_ACCESS_REMOTE_READ;
+    bar0 = qpci_config_readl(r.h.dev, PCI_BASE_ADDRESS_0) & ~0xfull;
+    buf = guest_alloc(&r.h.alloc, 4096);
+    qtest_memset(r.h.qts, buf, 0x5a, 4096);
+    g_assert_cmpuint(rdma_reg_mr(&r, rw, 0, 1ull << 32, 0, NULL, &key), ==,
+                     SHCA_AQ_OK);
+    mac_lo = rd(&r.h, SHCA_REG_MAC_LO);
+    mac_hi = rd(&r.h, SHCA_REG_MAC_HI);
+
+    /* a WRITE gathering from the BAR: the read is refused */
+    w = (struct shca_send_wqe) {
+        .wr_id = cpu_to_le64(0xc1), .opcode = SHCA_WR_RDMA_WRITE,
+        .flags = SHCA_WQE_SIGNALED, .num_sge = 1,
+        .remote_addr = cpu_to_le64(buf + 2048), .rkey = cpu_to_le32(key),
+    };
+    sge = (struct shca_sge) {
+        .addr = cpu_to_le64(bar0 + SHCA_REG_MAC_LO),
+        .length = cpu_to_le32(8), .lkey = cpu_to_le32(key),
+    };
+    check_bad_send(&r, &l, &w, &sge, sizeof(sge), SHCA_CQE_LOC_PROT_ERR);
+    /* a READ scattering its response onto the BAR: the write is refused */
+    w.wr_id = cpu_to_le64(0xc2);
+    w.opcode = SHCA_WR_RDMA_READ;
+    w.remote_addr = cpu_to_le64(buf);
+    check_bad_send(&r, &l, &w, &sge, sizeof(sge), SHCA_CQE_LOC_PROT_ERR);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_MAC_LO), ==, mac_lo);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_MAC_HI), ==, mac_hi);
+    hca_stop(&r.h);
+}
+
 /* Fast registration (spec §18) on a loop RC QP of the kernel. */
 typedef union FastWqe {
     struct shca_send_wqe send;
@@ -747,6 +795,7 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/mr/reg", test_mr_reg);
     qtest_add_func("/softhca/mr/rereg", test_mr_rereg);
     qtest_add_func("/softhca/mr/zero-length", test_mr_zero_length);
+    qtest_add_func("/softhca/mr/phys-mmio", test_mr_phys_mmio);
     qtest_add_func("/softhca/mr/fast-reg", test_fast_reg);
     qtest_add_func("/softhca/mr/mw", test_mw);
 
