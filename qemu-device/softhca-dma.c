@@ -132,6 +132,42 @@ bool softhca_dma_write(SofthcaState *s, uint64_t addr, const void *buf,
     return softhca_dma_rw(s, addr, (void *)buf, len, DMA_DIRECTION_FROM_DEVICE);
 }
 
+bool softhca_dma_map_read(SofthcaState *s, uint64_t addr, uint64_t len,
+                          struct iovec *iov, int *n, int max)
+{
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+
+    if (len == 0 || addr + len < addr) {
+        return false;
+    }
+    while (len) {
+        hwaddr xlat, plen = len;
+        MemoryRegion *mr = address_space_translate(as, addr, &xlat, &plen,
+                                                   false,
+                                                   MEMTXATTRS_UNSPECIFIED);
+        uint8_t *host;
+
+        if (!memory_access_is_direct(mr, false, MEMTXATTRS_UNSPECIFIED) ||
+            plen == 0) {
+            return false;
+        }
+        fuzz_dma_read_cb(addr, plen, mr);
+        host = (uint8_t *)memory_region_get_ram_ptr(mr) + xlat;
+        if (*n && (uint8_t *)iov[*n - 1].iov_base + iov[*n - 1].iov_len ==
+                  host) {
+            iov[*n - 1].iov_len += plen;    /* pages next to each other */
+        } else if (*n < max) {
+            iov[*n].iov_base = host;
+            iov[(*n)++].iov_len = plen;
+        } else {
+            return false;
+        }
+        addr += plen;
+        len -= plen;
+    }
+    return true;
+}
+
 /*
  * An 8-byte aligned guest word, mapped in place for an atomic access
  * (spec §16): guest RAM the device may write, never a bounce buffer,

@@ -94,6 +94,18 @@ static void softhca_fault_timer_cb(void *opaque)
     softhca_fault_swap_held(opaque, NULL, 0, NULL, 0);
 }
 
+bool softhca_fault_idle(SofthcaState *s, SofthcaFaultDir dir)
+{
+    const SofthcaFaultPath *p = &s->fault.path[dir];
+
+    for (int k = 0; k < SOFTHCA_FAULT_KINDS; k++) {
+        if (p->per_mille[k]) {
+            return false;
+        }
+    }
+    return !p->held;
+}
+
 void softhca_fault_pass(SofthcaState *s, SofthcaFaultDir dir,
                         const uint8_t *frame, size_t len,
                         const SofthcaUdpFrame *udp)

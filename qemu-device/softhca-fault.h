@@ -70,6 +70,8 @@ void softhca_fault_exit(SofthcaState *s);
  * passed on to the direction's sink zero, one or two times, now or after
  * the next frame.
  */
+/* Whether frames of dir pass untouched: no fault armed, none held. */
+bool softhca_fault_idle(SofthcaState *s, SofthcaFaultDir dir);
 void softhca_fault_pass(SofthcaState *s, SofthcaFaultDir dir,
                         const uint8_t *frame, size_t len,
                         const SofthcaUdpFrame *udp);

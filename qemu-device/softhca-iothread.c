@@ -32,6 +32,7 @@
 #include "qemu/osdep.h"
 #include "qemu/main-loop.h"
 #include "block/aio-wait.h"
+#include "qemu/iov.h"
 #include "system/runstate.h"
 #include "softhca.h"
 #include "trace.h"
@@ -48,12 +49,12 @@ struct SofthcaXFrame {
     uint8_t data[];
 };
 
-static SofthcaXFrame *softhca_xframe_new(const uint8_t *frame, size_t len)
+static SofthcaXFrame *softhca_xframe_new(const struct iovec *iov, int cnt)
 {
+    size_t len = iov_size(iov, cnt);
     SofthcaXFrame *f = g_malloc(sizeof(*f) + len);
 
-    f->len = len;
-    memcpy(f->data, frame, len);
+    f->len = iov_to_buf(iov, cnt, 0, f->data, len);
     return f;
 }
 
@@ -75,17 +76,17 @@ void softhca_engine_call(SofthcaState *s, QEMUBHFunc *fn, void *opaque)
 
 /* --- from the engine to the main loop ---------------------------------- */
 
-void softhca_port_out(SofthcaState *s, const uint8_t *frame, size_t len)
+void softhca_port_out(SofthcaState *s, const struct iovec *iov, int cnt)
 {
     SofthcaCrossing *x = &s->x;
     SofthcaXFrame *f;
     bool wake;
 
     if (!s->iothread) {
-        qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+        qemu_sendv_packet(qemu_get_queue(s->nic), iov, cnt);
         return;
     }
-    f = softhca_xframe_new(frame, len);
+    f = softhca_xframe_new(iov, cnt);
     WITH_QEMU_LOCK_GUARD(&x->lock) {
         wake = QSIMPLEQ_EMPTY(&x->outbox) && !x->irqs;
         QSIMPLEQ_INSERT_TAIL(&x->outbox, f, next);
@@ -224,7 +225,9 @@ bool softhca_inbox_push(SofthcaState *s, const uint8_t *frame, size_t len)
             return false;
         }
         wake = QSIMPLEQ_EMPTY(&x->inbox);
-        f = softhca_xframe_new(frame, len);
+        f = softhca_xframe_new(&(struct iovec) {
+                                   .iov_base = (void *)frame, .iov_len = len,
+                               }, 1);
         QSIMPLEQ_INSERT_TAIL(&x->inbox, f, next);
         x->inbox_count++;
     }

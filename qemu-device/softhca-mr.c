@@ -360,6 +360,38 @@ uint64_t *softhca_mem_map_word(SofthcaState *s, const SofthcaQp *qp,
     return word;
 }
 
+bool softhca_mem_map_read(SofthcaState *s, const SofthcaQp *qp, uint32_t key,
+                          uint64_t addr, uint64_t len, uint32_t access,
+                          struct iovec *iov, int *n, int max)
+{
+    SofthcaMr *mr;
+    uint64_t off;
+
+    if (softhca_mem_key(s, qp, key, addr, len, access, false, &mr) !=
+        SOFTHCA_MEM_OK || len == 0) {
+        return false;
+    }
+    if (mr->mw_type) {
+        mr = &s->mrs[mr->mw_mr];
+    }
+    if (mr->access & SHCA_ACCESS_PHYS) {
+        return softhca_dma_map_read(s, addr, len, iov, n, max);
+    }
+    off = addr - mr->iova + mr->first_offset;
+    while (len) {
+        uint64_t page_size = 1ull << mr->pages.page_shift;
+        uint64_t chunk = MIN(len, page_size - (off & (page_size - 1)));
+
+        if (!softhca_dma_map_read(s, softhca_buf_addr(&mr->pages, off), chunk,
+                                  iov, n, max)) {
+            return false;
+        }
+        off += chunk;
+        len -= chunk;
+    }
+    return true;
+}
+
 SofthcaMemStatus softhca_mem_copy(SofthcaState *s, const SofthcaQp *qp,
                                   uint32_t key, uint64_t addr, void *buf,
                                   uint64_t len, uint32_t access, bool to_guest)

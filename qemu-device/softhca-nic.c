@@ -102,7 +102,9 @@ static bool softhca_nic_tx_one(SofthcaState *s, struct shca_nic_txd *txd)
     }
     trace_softhca_nic_tx(len);
     if (!softhca_loopback_tx(s, s->frame, len, false)) {
-        softhca_port_out(s, s->frame, len);
+        softhca_port_out(s, &(struct iovec) {
+                             .iov_base = s->frame, .iov_len = len,
+                         }, 1);
     }
     return true;
 }
@@ -250,8 +252,33 @@ static void softhca_port_xmit(SofthcaState *s, const uint8_t *frame,
                               size_t len, const SofthcaUdpFrame *udp)
 {
     if (!softhca_loopback_tx(s, frame, len, true)) {
-        softhca_port_out(s, frame, len);
+        softhca_port_out(s, &(struct iovec) {
+                             .iov_base = (void *)frame, .iov_len = len,
+                         }, 1);
     }
+}
+
+bool softhca_port_takes_iov(SofthcaState *s, const uint8_t *dst_mac)
+{
+    NetClientState *peer;
+
+    /* fault injection and the loopback take whole frames */
+    if (!softhca_fault_idle(s, SOFTHCA_FAULT_TX) || (dst_mac[0] & 1) ||
+        !memcmp(dst_mac, s->mac, ETH_ALEN)) {
+        return false;
+    }
+    if (s->iothread) {
+        return true;                    /* the outbox gathers */
+    }
+    /* a netdev without receive_iov would gather into a buffer of its own */
+    peer = qemu_get_queue(s->nic)->peer;
+    return peer && peer->info->receive_iov;
+}
+
+void softhca_port_sendv(SofthcaState *s, const struct iovec *iov, int cnt)
+{
+    s->rdma_stats[SHCA_STAT_TX_PACKETS]++;
+    softhca_port_out(s, iov, cnt);
 }
 
 uint32_t softhca_port_mtu(const SofthcaState *s)

@@ -157,21 +157,30 @@ bool softhca_cq_push_se(SofthcaState *s, uint32_t cqn, struct shca_cqe *cqe,
 bool softhca_cq_in_error(SofthcaState *s, uint32_t cqn);
 
 /*
- * Copy len bytes between buf and the memory of MR key at addr, for PD
- * pdn, checking that the MR grants access (SHCA_ACCESS_*, or 0 for a local
- * read).  to_guest: buf -> guest memory.
- */
-/*
  * The checks of softhca_mem_copy() alone; with whole, of the key and its
  * rights only, whatever addr and len say (a FLUSH of a whole MR).
  */
 SofthcaMemStatus softhca_mem_check(SofthcaState *s, const SofthcaQp *qp,
                                    uint32_t key, uint64_t addr, uint64_t len,
                                    uint32_t access, bool whole);
+/*
+ * Copy len bytes between buf and the memory of MR key at addr, for PD
+ * pdn, checking that the MR grants access (SHCA_ACCESS_*, or 0 for a local
+ * read).  to_guest: buf -> guest memory.
+ */
 SofthcaMemStatus softhca_mem_copy(SofthcaState *s, const SofthcaQp *qp,
                                   uint32_t key,
                                   uint64_t addr, void *buf, uint64_t len,
                                   uint32_t access, bool to_guest);
+/*
+ * A read of len bytes (not 0) at addr through key, checked as
+ * softhca_mem_copy() checks it, in place: the host pieces of guest RAM
+ * holding them, added to iov (softhca_dma_map_read()).  False if
+ * a check fails or the pieces do not fit: softhca_mem_copy() then says why.
+ */
+bool softhca_mem_map_read(SofthcaState *s, const SofthcaQp *qp, uint32_t key,
+                          uint64_t addr, uint64_t len, uint32_t access,
+                          struct iovec *iov, int *n, int max);
 /*
  * The 8 bytes at addr (8-byte aligned) of MR key, checked as
  * softhca_mem_copy() checks them, mapped in place for an atomic access

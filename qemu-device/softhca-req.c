@@ -10,6 +10,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/log.h"
+#include "qemu/rcu.h"
 #include "softhca-tp.h"
 #include "trace.h"
 
@@ -155,27 +156,31 @@ static bool softhca_req_start(SofthcaState *s, SofthcaQp *qp)
     return true;
 }
 
-/* Send packet tp->send_pkt of op; false if the WQE failed. */
-/* Write the payload of a packet of op, len bytes from off, to buf. */
+/*
+ * The payload of a packet of op, len bytes from off, for f: written to
+ * f->payload, or left in guest memory for the port to gather.
+ */
 static bool softhca_req_payload(SofthcaState *s, SofthcaQp *qp,
                                 const SofthcaSendOp *op, uint64_t off,
-                                uint32_t len, uint8_t *buf)
+                                uint32_t len, SofthcaTxFrame *f)
 {
     const struct shca_send_wqe *w = &op->wqe;
 
     if (w->opcode == SHCA_WR_ATOMIC_WRITE) {
         /* the 8 bytes as they lay in the WQE */
-        stq_le_p(buf, w->compare_add);
+        stq_le_p(f->payload, w->compare_add);
         return true;
     }
     if (w->flags & SHCA_WQE_INLINE) {
-        memcpy(buf, (uint8_t *)op->sge + off, len);
+        memcpy(f->payload, (uint8_t *)op->sge + off, len);
         return true;
     }
-    return softhca_sge_copy(s, qp, op->sge, w->num_sge, off, buf, len,
+    return softhca_sge_gather(s, qp, op->sge, w->num_sge, off, len, f) ||
+           softhca_sge_copy(s, qp, op->sge, w->num_sge, off, f->payload, len,
                             false) == SOFTHCA_MEM_OK;
 }
 
+/* Send packet tp->send_pkt of op; false if the WQE failed. */
 static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
                                  SofthcaSendOp *op)
 {
@@ -191,6 +196,8 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
     SofthcaTxFrame f;
     uint32_t end;
 
+    /* guest memory a payload leaves from stays mapped until it is sent */
+    RCU_READ_LOCK_GUARD();
     softhca_resp_ack_flush(s, qp);
     tp->ack_ride = true;
 
@@ -246,13 +253,13 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
     p.xrc_srqn = le32_to_cpu(w->remote_qpn) & SOFTHCA_PSN_MASK;
     p.bth.ack_req = transport != SOFTHCA_TRANSPORT_UC &&
                     softhca_ack_req(last, tp->since_ack_req);
-    /* the payload goes from guest memory into the frame straight */
+    /* the payload goes from guest memory into the frame, or to the port */
     if (!softhca_tp_frame(s, qp, &qp->attr.av, qp->attr.dest_qpn, &p, &f)) {
         op->status = SHCA_CQE_LOC_QP_OP_ERR;
         return false;
     }
     if (p.payload_len &&
-        !softhca_req_payload(s, qp, op, off, p.payload_len, f.payload)) {
+        !softhca_req_payload(s, qp, op, off, p.payload_len, &f)) {
         op->status = SHCA_CQE_LOC_PROT_ERR;
         return false;
     }

@@ -10,6 +10,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/rcu.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "softhca-atomic.h"
@@ -318,9 +319,13 @@ static bool softhca_resp_read_next(SofthcaState *s, SofthcaQp *qp,
     SofthcaRocePacket r;
     SofthcaTxFrame f;
 
+    /* guest memory the payload leaves from stays mapped until it is sent */
+    RCU_READ_LOCK_GUARD();
     softhca_resp_read_packet(qp, rd, npkts, &r);
     if (softhca_tp_frame(s, qp, &qp->attr.av, qp->attr.dest_qpn, &r, &f)) {
         if (r.payload_len &&
+            !softhca_mem_gather(s, qp, rd->rkey, rd->va + off, r.payload_len,
+                                SHCA_ACCESS_REMOTE_READ, &f) &&
             softhca_mem_copy(s, qp, rd->rkey, rd->va + off, f.payload,
                              r.payload_len, SHCA_ACCESS_REMOTE_READ,
                              false) != SOFTHCA_MEM_OK) {

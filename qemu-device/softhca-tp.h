@@ -92,12 +92,24 @@ static inline bool softhca_tp_sends(const SofthcaQp *qp)
 void softhca_comp_sqd_drained(SofthcaState *s, SofthcaQp *qp);
 
 /*
+ * Pieces of guest memory a payload may leave in; payloads smaller than
+ * SOFTHCA_TX_GATHER_MIN are copied, which costs less than the pieces.
+ */
+#define SOFTHCA_TX_PIECES       8
+#define SOFTHCA_TX_GATHER_MIN   1024
+
+/*
  * A frame built in place: its payload is written to payload first, from
- * guest memory straight, then the headers and the ICRC around it.
+ * guest memory straight, then the headers and the ICRC around it.  Or,
+ * with pieces, the payload stays in guest memory, iov[1..pieces], and the
+ * port gathers headers (iov[0]), payload and tail (pad and ICRC).
  */
 typedef struct SofthcaTxFrame {
     SofthcaRoceEnvelope env;
     uint8_t *payload;
+    int pieces;
+    struct iovec iov[SOFTHCA_TX_PIECES + 2];
+    uint8_t tail[SOFTHCA_ROCE_TAIL_MAX];
     uint8_t buf[SOFTHCA_TP_FRAME_MAX];
 } SofthcaTxFrame;
 
@@ -128,6 +140,20 @@ SofthcaMemStatus softhca_sge_copy(SofthcaState *s, SofthcaQp *qp,
                                   const struct shca_sge *sge, unsigned nsge,
                                   uint64_t off, void *buf, uint64_t len,
                                   bool to_guest);
+/*
+ * Leave len bytes at byte off of the message in guest memory for f to
+ * gather (f->pieces), if they are at least SOFTHCA_TX_GATHER_MIN, f's port
+ * takes pieces, and local reads may read them in place.  Otherwise false:
+ * softhca_sge_copy() copies them, or says why it cannot.  The caller holds
+ * the RCU read lock until the frame is sent.
+ */
+bool softhca_sge_gather(SofthcaState *s, SofthcaQp *qp,
+                        const struct shca_sge *sge, unsigned nsge,
+                        uint64_t off, uint64_t len, SofthcaTxFrame *f);
+/* The same for len bytes at addr through key with the rights access. */
+bool softhca_mem_gather(SofthcaState *s, SofthcaQp *qp, uint32_t key,
+                        uint64_t addr, uint64_t len, uint32_t access,
+                        SofthcaTxFrame *f);
 /*
  * Complete to cqn; solicited: the message asked for an event (SE).  A CQ
  * that overran moves the QP to ERR.

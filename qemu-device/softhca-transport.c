@@ -83,14 +83,43 @@ bool softhca_tp_frame(SofthcaState *s, SofthcaQp *qp,
         return softhca_tp_unbuildable(qp, p);
     }
     f->payload = f->buf + off;
+    f->pieces = 0;
+    return true;
+}
+
+/* f's headers and tail around the payload it leaves in guest memory */
+static bool softhca_tp_frame_sendv(SofthcaState *s, SofthcaQp *qp,
+                                   const SofthcaRocePacket *p,
+                                   SofthcaTxFrame *f)
+{
+    size_t tail_len;
+    size_t len = softhca_build_roce_gather(f->buf, sizeof(f->buf), &f->env, p,
+                                           f->iov + 1, f->pieces, f->tail,
+                                           &tail_len);
+
+    if (!len) {
+        return softhca_tp_unbuildable(qp, p);
+    }
+    f->iov[0] = (struct iovec) { .iov_base = f->buf, .iov_len = len };
+    f->iov[f->pieces + 1] = (struct iovec) {
+        .iov_base = f->tail, .iov_len = tail_len,
+    };
+    trace_softhca_tp_tx(qp->qpn, p->bth.dest_qpn, p->bth.opcode, p->bth.psn,
+                        p->bth.ack_req, p->payload_len);
+    trace_softhca_tp_tx_gather(qp->qpn, p->bth.psn, f->pieces);
+    softhca_port_sendv(s, f->iov, f->pieces + 2);
     return true;
 }
 
 bool softhca_tp_frame_send(SofthcaState *s, SofthcaQp *qp,
                            const SofthcaRocePacket *p, SofthcaTxFrame *f)
 {
-    size_t len = softhca_build_roce(f->buf, sizeof(f->buf), &f->env, p,
-                                    f->payload);
+    size_t len;
+
+    if (f->pieces) {
+        return softhca_tp_frame_sendv(s, qp, p, f);
+    }
+    len = softhca_build_roce(f->buf, sizeof(f->buf), &f->env, p, f->payload);
 
     if (!len) {
         return softhca_tp_unbuildable(qp, p);
@@ -154,6 +183,64 @@ SofthcaMemStatus softhca_sge_copy(SofthcaState *s, SofthcaQp *qp,
         off = 0;
     }
     return len ? SOFTHCA_MEM_BAD_RANGE : SOFTHCA_MEM_OK;
+}
+
+static bool softhca_tp_gather(SofthcaState *s, SofthcaQp *qp, uint32_t key,
+                       uint64_t addr, uint64_t len, uint32_t access,
+                       SofthcaTxFrame *f)
+{
+    if (!softhca_mem_map_read(s, qp, key, addr, len, access, f->iov + 1,
+                              &f->pieces, SOFTHCA_TX_PIECES)) {
+        f->pieces = 0;
+        return false;
+    }
+    return true;
+}
+
+/* Whether a payload of len bytes for f is worth leaving in pieces. */
+static bool softhca_tp_gathers(SofthcaState *s, uint64_t len,
+                               const SofthcaTxFrame *f)
+{
+    return len >= SOFTHCA_TX_GATHER_MIN &&
+           softhca_port_takes_iov(s, f->env.dst_mac);
+}
+
+bool softhca_sge_gather(SofthcaState *s, SofthcaQp *qp,
+                        const struct shca_sge *sge, unsigned nsge,
+                        uint64_t off, uint64_t len, SofthcaTxFrame *f)
+{
+    f->pieces = 0;
+    if (!softhca_tp_gathers(s, len, f)) {
+        return false;
+    }
+    for (unsigned i = 0; i < nsge && len; i++) {
+        uint64_t n;
+
+        if (off >= sge[i].length) {
+            off -= sge[i].length;
+            continue;
+        }
+        n = MIN(len, sge[i].length - off);
+        if (!softhca_tp_gather(s, qp, sge[i].lkey, sge[i].addr + off, n, 0,
+                               f)) {
+            return false;
+        }
+        len -= n;
+        off = 0;
+    }
+    if (len) {
+        f->pieces = 0;
+    }
+    return f->pieces > 0;
+}
+
+bool softhca_mem_gather(SofthcaState *s, SofthcaQp *qp, uint32_t key,
+                        uint64_t addr, uint64_t len, uint32_t access,
+                        SofthcaTxFrame *f)
+{
+    f->pieces = 0;
+    return softhca_tp_gathers(s, len, f) &&
+           softhca_tp_gather(s, qp, key, addr, len, access, f);
 }
 
 /*

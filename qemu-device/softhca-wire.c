@@ -488,8 +488,9 @@ static size_t build_ip(uint8_t *ip, const SofthcaRoceEnvelope *env,
 #define ICRC_MASKED_MAX (60 + UDP_HDR_LEN + SOFTHCA_BTH_LEN)
 
 /*
- * The ICRC of the frame whose UDP header is at udp_off and whose ICRC
- * ends at end.  The masked fields are those a router may rewrite: IPv4
+ * The ICRC state after the frame whose UDP header is at udp_off, up to
+ * frame[end]: the ICRC's input, or the part of it in one piece.  The
+ * masked fields are those a router may rewrite: IPv4
  * TOS, TTL and checksum; IPv6 traffic class, flow label and hop limit;
  * the UDP checksum; the BTH byte with FECN, BECN and reserved bits.
  *
@@ -498,14 +499,13 @@ static size_t build_ip(uint8_t *ip, const SofthcaRoceEnvelope *env,
  * so that all of it goes through softhca_crc32()'s folding loop: only the
  * last few bytes of the frame fall to zlib's byte-wise loop.
  */
-static uint32_t icrc_compute(const uint8_t *frame, size_t udp_off, size_t end)
+static uint32_t icrc_span(const uint8_t *frame, size_t udp_off, size_t end)
 {
     uint8_t masked[ICRC_LRH_LEN + ICRC_MASKED_MAX + 16];
     size_t ip_len = udp_off - ETH_HDR_LEN;
     size_t bth_off = ICRC_LRH_LEN + ip_len + UDP_HDR_LEN;
     size_t masked_len = bth_off + SOFTHCA_BTH_LEN;
-    size_t rest_len = end - SOFTHCA_ICRC_LEN - ETH_HDR_LEN -
-                      (masked_len - ICRC_LRH_LEN);
+    size_t rest_len = end - ETH_HDR_LEN - (masked_len - ICRC_LRH_LEN);
     size_t extra = -masked_len & 15;
     uint8_t *ip = masked + ICRC_LRH_LEN;
 
@@ -529,6 +529,12 @@ static uint32_t icrc_compute(const uint8_t *frame, size_t udp_off, size_t end)
     return softhca_crc32(softhca_crc32(0, masked, masked_len + extra),
                          frame + ETH_HDR_LEN + masked_len - ICRC_LRH_LEN +
                          extra, rest_len - extra);
+}
+
+/* The ICRC of the frame whose UDP header is at udp_off and ICRC ends at end */
+static uint32_t icrc_compute(const uint8_t *frame, size_t udp_off, size_t end)
+{
+    return icrc_span(frame, udp_off, end - SOFTHCA_ICRC_LEN);
 }
 
 static void wr_le32(uint8_t *p, uint32_t v)
@@ -555,9 +561,15 @@ size_t softhca_roce_payload_off(const SofthcaRoceEnvelope *env,
     return info ? roce_off(env) + info->hdr_len : 0;
 }
 
-size_t softhca_build_roce(uint8_t *frame, size_t size,
-                          const SofthcaRoceEnvelope *env,
-                          const SofthcaRocePacket *p, const void *payload)
+/*
+ * Check that p's frame for env fits in size bytes (its headers only, if
+ * gather: the rest lies elsewhere), and write its headers, Ethernet to the
+ * last extended header, and unless gather the pad after the payload.
+ * Returns the offset the ICRC has in the frame, 0 if it cannot be built.
+ */
+static size_t build_around_payload(uint8_t *frame, size_t size,
+                                   const SofthcaRoceEnvelope *env,
+                                   const SofthcaRocePacket *p, bool gather)
 {
     const SofthcaOpInfo *info = softhca_opcode_info(p->bth.opcode);
     bool ipv4 = gid_is_ipv4(env->src_gid);
@@ -573,16 +585,14 @@ size_t softhca_build_roce(uint8_t *frame, size_t size,
     }
     roce_len = info->hdr_len + p->payload_len + pad + SOFTHCA_ICRC_LEN;
     /* the IPv4 total length, or the UDP length, must fit in 16 bits */
+    payload_off = bth_off + info->hdr_len;
     if (roce_len + UDP_HDR_LEN + (ipv4 ? IPV4_HDR_MIN : 0) > UINT16_MAX ||
-        size < bth_off + roce_len) {
+        size < (gather ? payload_off : bth_off + roce_len)) {
         return 0;
     }
-    payload_off = bth_off + info->hdr_len;
-    /* payload may be NULL when there is none, or already in place */
-    if (p->payload_len && payload != frame + payload_off) {
-        memmove(frame + payload_off, payload, p->payload_len);
+    if (!gather) {
+        memset(frame + payload_off + p->payload_len, 0, pad);
     }
-    memset(frame + payload_off + p->payload_len, 0, pad);
 
     memcpy(frame, env->dst_mac, 6);
     memcpy(frame + 6, env->src_mac, 6);
@@ -593,9 +603,51 @@ size_t softhca_build_roce(uint8_t *frame, size_t size,
     wr_be16(frame + udp_off + 4, UDP_HDR_LEN + roce_len);
     wr_be16(frame + udp_off + UDP_CSUM_OFF, 0);
     build_headers(frame + bth_off, info, p, pad);
-    wr_le32(frame + bth_off + roce_len - SOFTHCA_ICRC_LEN,
-            icrc_compute(frame, udp_off, bth_off + roce_len));
-    return bth_off + roce_len;
+    return bth_off + roce_len - SOFTHCA_ICRC_LEN;
+}
+
+size_t softhca_build_roce(uint8_t *frame, size_t size,
+                          const SofthcaRoceEnvelope *env,
+                          const SofthcaRocePacket *p, const void *payload)
+{
+    size_t icrc_off = build_around_payload(frame, size, env, p, false);
+    size_t payload_off = icrc_off - (-p->payload_len & 3) - p->payload_len;
+
+    if (!icrc_off) {
+        return 0;
+    }
+    /* payload may be NULL when there is none, or already in place */
+    if (p->payload_len && payload != frame + payload_off) {
+        memmove(frame + payload_off, payload, p->payload_len);
+    }
+    wr_le32(frame + icrc_off,
+            icrc_compute(frame, roce_off(env) - UDP_HDR_LEN,
+                         icrc_off + SOFTHCA_ICRC_LEN));
+    return icrc_off + SOFTHCA_ICRC_LEN;
+}
+
+size_t softhca_build_roce_gather(uint8_t *frame, size_t size,
+                                 const SofthcaRoceEnvelope *env,
+                                 const SofthcaRocePacket *p,
+                                 const struct iovec *payload, int n,
+                                 uint8_t *tail, size_t *tail_len)
+{
+    size_t payload_off = softhca_roce_payload_off(env, p->bth.opcode);
+    uint8_t pad = -p->payload_len & 3;
+    uint32_t crc;
+
+    if (!build_around_payload(frame, size, env, p, true)) {
+        return 0;
+    }
+    crc = icrc_span(frame, roce_off(env) - UDP_HDR_LEN, payload_off);
+    for (int i = 0; i < n; i++) {
+        crc = softhca_crc32(crc, payload[i].iov_base, payload[i].iov_len);
+    }
+    memset(tail, 0, pad);
+    crc = softhca_crc32(crc, tail, pad);
+    wr_le32(tail + pad, crc);
+    *tail_len = pad + SOFTHCA_ICRC_LEN;
+    return payload_off;
 }
 
 uint16_t softhca_roce_src_port(uint32_t flow_label, uint32_t lqpn,

@@ -55,6 +55,7 @@ bool softhca_gid_is_mcast(const uint8_t *gid);
 #define SOFTHCA_XRCETH_LEN          4
 #define SOFTHCA_FETH_LEN            4
 #define SOFTHCA_ICRC_LEN            4
+#define SOFTHCA_ROCE_TAIL_MAX       (3 + SOFTHCA_ICRC_LEN)  /* pad, ICRC */
 
 /* An opcode is a transport (top 3 bits) ORed with an operation (low 5). */
 #define SOFTHCA_TRANSPORT_MASK      0xe0
@@ -226,6 +227,19 @@ typedef struct SofthcaRoceEnvelope {
 size_t softhca_build_roce(uint8_t *frame, size_t size,
                           const SofthcaRoceEnvelope *env,
                           const SofthcaRocePacket *p, const void *payload);
+
+/*
+ * The same frame with its payload left where it is, in the n pieces of
+ * payload (p->payload_len bytes in all): the headers go to frame[0..size),
+ * the pad and the ICRC to tail (SOFTHCA_ROCE_TAIL_MAX), whose length is in
+ * *tail_len.  The frame is then headers, payload and tail, in that order.
+ * Returns the length of the headers, or 0 as softhca_build_roce() does.
+ */
+size_t softhca_build_roce_gather(uint8_t *frame, size_t size,
+                                 const SofthcaRoceEnvelope *env,
+                                 const SofthcaRocePacket *p,
+                                 const struct iovec *payload, int n,
+                                 uint8_t *tail, size_t *tail_len);
 
 /*
  * Where softhca_build_roce() puts the payload of an opcode's frame for env,

@@ -305,8 +305,8 @@ MemReentrancyGuard *softhca_bh_guard(SofthcaState *s);
  * the BQL and is not the engine's thread.  Without an iothread, a call.
  */
 void softhca_engine_call(SofthcaState *s, QEMUBHFunc *fn, void *opaque);
-/* A frame for the netdev, and an MSI-X message, from the engine. */
-void softhca_port_out(SofthcaState *s, const uint8_t *frame, size_t len);
+/* A frame for the netdev (in cnt pieces), an MSI-X message: from the engine */
+void softhca_port_out(SofthcaState *s, const struct iovec *iov, int cnt);
 void softhca_irq_out(SofthcaState *s, unsigned vector);
 /*
  * Whether the frames waiting for the main loop fill the outbox: if so,
@@ -381,6 +381,14 @@ bool softhca_dma_write(SofthcaState *s, uint64_t addr, const void *buf,
                        size_t len);
 bool softhca_dma_write_owned(SofthcaState *s, uint64_t addr, const void *entry,
                              size_t len);
+/*
+ * Guest RAM at addr, len bytes, in place for reading: its host pieces
+ * added to iov[*n..max), the first joined to iov[*n - 1] where it follows
+ * on.  False if the range is not all RAM or needs more pieces.  The
+ * pieces stay valid while the caller holds the RCU read lock.
+ */
+bool softhca_dma_map_read(SofthcaState *s, uint64_t addr, uint64_t len,
+                          struct iovec *iov, int *n, int max);
 /*
  * The 8-byte aligned guest word at addr mapped for an atomic access, or
  * NULL if it is not guest RAM the device can write in place; unmapped
@@ -493,6 +501,13 @@ void softhca_nic_exit(SofthcaState *s);
 void softhca_port_receive(SofthcaState *s, const uint8_t *buf, size_t size);
 void softhca_port_send(SofthcaState *s, const uint8_t *frame, size_t len);
 uint32_t softhca_port_mtu(const SofthcaState *s);
+/*
+ * Whether a transport frame to dst_mac may leave in pieces, which the
+ * netdev (or the engine's outbox) gathers: nothing on its way through the
+ * port needs it whole.  Then softhca_port_sendv() sends it.
+ */
+bool softhca_port_takes_iov(SofthcaState *s, const uint8_t *dst_mac);
+void softhca_port_sendv(SofthcaState *s, const struct iovec *iov, int cnt);
 
 /* softhca-loopback.c */
 /* sink: the port's receive, which the loopback's frames go back into */

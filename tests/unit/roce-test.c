@@ -346,6 +346,60 @@ static void test_payload_in_place(void)
 }
 
 /*
+ * A frame gathered from headers, payload pieces and tail is, byte for byte,
+ * the frame built whole: for every opcode with a payload, IPv4 and IPv6,
+ * payloads of every pad count, cut into pieces of every size.
+ */
+static void test_gather(void)
+{
+    uint8_t whole[FRAME_MAX], hdr[FRAME_MAX], tail[SOFTHCA_ROCE_TAIL_MAX];
+    uint8_t payload[1031], gathered[FRAME_MAX];
+
+    for (size_t i = 0; i < sizeof(payload); i++) {
+        payload[i] = i * 7 + 3;
+    }
+    for (int v6 = 0; v6 <= 1; v6++) {
+        SofthcaRoceEnvelope env;
+
+        make_env(&env, v6);
+        for (size_t i = 0; i < N_OPS; i++) {
+            if (expected_ops[i].kind & 0x20) {
+                continue;               /* no payload */
+            }
+            for (size_t n = 1028; n <= sizeof(payload); n++) {
+                for (size_t piece = 1; piece <= n; piece = piece * 4 + 1) {
+                    struct iovec iov[1100];
+                    SofthcaRocePacket p;
+                    size_t len, hlen, tlen, at = 0;
+                    int cnt = 0;
+
+                    make_packet(&p, expected_ops[i].opcode, n);
+                    len = softhca_build_roce(whole, sizeof(whole), &env, &p,
+                                             payload);
+                    CHECK(len);
+                    for (size_t o = 0; o < n; o += piece) {
+                        iov[cnt].iov_base = payload + o;
+                        iov[cnt++].iov_len = n - o < piece ? n - o : piece;
+                    }
+                    memset(tail, 0xee, sizeof(tail));
+                    hlen = softhca_build_roce_gather(hdr, sizeof(hdr), &env,
+                                                     &p, iov, cnt, tail,
+                                                     &tlen);
+                    CHECK_EQ(hlen, softhca_roce_payload_off(&env, p.bth.opcode));
+                    memcpy(gathered, hdr, hlen);
+                    at = hlen;
+                    memcpy(gathered + at, payload, n);
+                    at += n;
+                    memcpy(gathered + at, tail, tlen);
+                    CHECK_EQ(at + tlen, len);
+                    CHECK(!memcmp(gathered, whole, len));
+                }
+            }
+        }
+    }
+}
+
+/*
  * Every prefix of a packet is refused and read within bounds, except at a
  * word boundary inside the payload: a shorter payload is then well formed
  * and only the ICRC tells.
@@ -726,6 +780,7 @@ int main(void)
     RUN(test_opcode_table);
     RUN(test_roundtrip);
     RUN(test_payload_in_place);
+    RUN(test_gather);
     RUN(test_truncated_packet);
     RUN(test_pad);
     RUN(test_malformed);

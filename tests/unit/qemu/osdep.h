@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/uio.h>
 
 /* what QEMU's config-host.h says of the host */
 #if defined(__x86_64__)
