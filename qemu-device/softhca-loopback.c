@@ -16,8 +16,14 @@
 #include "softhca-wire.h"
 #include "trace.h"
 
-/* Frames the queue holds (spec §7.1). */
+/*
+ * Frames the queue holds; at the high mark the requesters wait, and at the
+ * low mark they go on (spec §7.1).  What does not wait (datagrams,
+ * responses, ACKs, the NIC's frames) has the rest.
+ */
 #define SOFTHCA_LOOPBACK_FRAMES 512
+#define SOFTHCA_LOOPBACK_HIGH   (SOFTHCA_LOOPBACK_FRAMES / 2)
+#define SOFTHCA_LOOPBACK_LOW    (SOFTHCA_LOOPBACK_FRAMES / 4)
 
 struct SofthcaLoopFrame {
     QSIMPLEQ_ENTRY(SofthcaLoopFrame) next;
@@ -103,7 +109,22 @@ static void softhca_loopback_bh(void *opaque)
     if (!QSIMPLEQ_EMPTY(&lb->frames)) {
         softhca_work_wake(s, lb->bh);
     }
+    if (lb->sched_waits && lb->count <= SOFTHCA_LOOPBACK_LOW) {
+        lb->sched_waits = false;
+        softhca_work_wake(s, s->sched_bh);
+    }
     softhca_work_end(s);
+}
+
+bool softhca_loopback_busy(SofthcaState *s)
+{
+    SofthcaLoopback *lb = &s->loopback;
+
+    if (lb->count < SOFTHCA_LOOPBACK_HIGH) {
+        return false;
+    }
+    lb->sched_waits = true;
+    return true;
 }
 
 void softhca_loopback_init(SofthcaState *s, SofthcaPortInput *sink)
@@ -124,6 +145,7 @@ void softhca_loopback_reset(SofthcaState *s)
         g_free(f);
     }
     lb->count = 0;
+    lb->sched_waits = false;
 }
 
 void softhca_loopback_exit(SofthcaState *s)

@@ -365,7 +365,8 @@ static void softhca_req_work(SofthcaState *s, SofthcaQp *qp, uint32_t pkts,
             tp->send_pkt != op->resp_pkts) {
             break;      /* the next chunk waits for the responses */
         }
-        if (!pkts-- ||
+        /* a full loopback makes requests wait, not drop (spec §7.1) */
+        if (!pkts-- || softhca_loopback_busy(s) ||
             !softhca_work_spend(s, softhca_req_pkt_work(qp, op))) {
             softhca_sched_qp(s, qp, SOFTHCA_SCHED_REQ);
             break;

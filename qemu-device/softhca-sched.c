@@ -5,8 +5,9 @@
  * sends the burst one budget allows per wakeup.  A QP with more to do
  * goes to the back of the queue, so that one QP's long message never
  * starves the others.  Like every bottom half of the device it does
- * nothing while the VM is stopped; the queue waits for it.  In an iothread
- * it also waits while the frames it sent have not left (spec §12.1).
+ * nothing while the VM is stopped; the queue waits for it.  It also waits
+ * while the loopback queue is past its high mark (spec §7.1), and in an
+ * iothread while the frames it sent have not left (spec §12.1).
  *
  * Copyright (c) 2026 The softhca authors
  *
@@ -67,8 +68,9 @@ static void softhca_sched_bh(void *opaque)
         uint32_t used = s->work_used;
         unsigned work = qp->tp.sched;
 
-        /* the outbox full, its bottom half wakes this again */
-        if (softhca_port_busy(s, SOFTHCA_WAIT_SCHED)) {
+        /* the outbox or the loopback full: they wake this again */
+        if (softhca_port_busy(s, SOFTHCA_WAIT_SCHED) ||
+            softhca_loopback_busy(s)) {
             waits = true;
             break;
         }

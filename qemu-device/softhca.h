@@ -137,6 +137,7 @@ typedef struct SofthcaLoopback {
     QSIMPLEQ_HEAD(, SofthcaLoopFrame) frames;
     uint32_t count;
     bool running;               /* in bh, which wakes itself again */
+    bool sched_waits;           /* the scheduler waits for room */
 } SofthcaLoopback;
 
 /*
@@ -521,5 +522,10 @@ void softhca_loopback_exit(SofthcaState *s);
  */
 bool softhca_loopback_tx(SofthcaState *s, const uint8_t *frame, size_t len,
                          bool transport);
+/*
+ * Whether requesters must wait for the loopback queue (spec §7.1); if so,
+ * the scheduler's bottom half is woken once it has room again.
+ */
+bool softhca_loopback_busy(SofthcaState *s);
 
 #endif /* HW_SOFTHCA_H */

@@ -515,6 +515,72 @@ static void test_rc_gathered_frames(void)
 }
 
 /*
+ * 32 RC QPs to the port itself, 32 WRITEs of 2 bytes each, rung while
+ * the VM is stopped: 1024 requests, twice what the loopback queue holds,
+ * and one scheduler run's budget fills it.  The requesters wait for the
+ * queue (spec §7.1): nothing is dropped, nothing retransmitted, every
+ * WRITE completes.  They used to fill it up and lose what their ACKs then
+ * found no room for, and in an iothread the retransmissions found none
+ * either, until the QPs failed with RETRY_EXC_ERR.
+ */
+#define WAIT_QPS        32
+#define WAIT_WRITES     32
+
+static void test_port_loopback_requests_wait(void)
+{
+    struct shca_send_wqe w = {
+        .opcode = SHCA_WR_RDMA_WRITE, .num_sge = 1,
+    };
+    struct shca_sge sge;
+    uint64_t stats[SHCA_STAT_COUNT], buf;
+    Loop l[WAIT_QPS];
+    uint32_t key;
+    Rdma r;
+
+    rdma_start(&r);
+    buf = guest_alloc(&r.h.alloc, 4096);
+    qtest_memset(r.h.qts, buf, 0x5a, 4096);
+    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
+                                 SHCA_ACCESS_LOCAL_WRITE |
+                                 SHCA_ACCESS_REMOTE_WRITE, buf, 4096, 0, NULL,
+                                 &key), ==, SHCA_AQ_OK);
+    sge = (struct shca_sge) {
+        .addr = cpu_to_le64(buf), .length = cpu_to_le32(2),
+        .lkey = cpu_to_le32(key),
+    };
+    w.remote_addr = cpu_to_le64(buf + 2048);
+    w.rkey = cpu_to_le32(key);
+    for (int q = 0; q < WAIT_QPS; q++) {
+        loop_start(&r, &l[q], SHCA_QPT_RC, 7);
+        loop_connect(&r, &l[q], false);
+        g_assert_cmpuint(loop_sq_size(&l[q]), ==, WAIT_WRITES);
+        for (int i = 0; i < WAIT_WRITES; i++) {
+            w.wr_id = cpu_to_le64(q << 8 | i);
+            w.flags = i == WAIT_WRITES - 1 ? SHCA_WQE_SIGNALED : 0;
+            loop_write_send(&r, &l[q], i, &w, &sge, sizeof(sge));
+        }
+    }
+    qtest_qmp_assert_success(r.h.qts, "{'execute': 'stop'}");
+    for (int q = 0; q < WAIT_QPS; q++) {
+        rdma_db(&r, 0, SHCA_DB_SQ, WAIT_WRITES << 16 | l[q].qpn);
+    }
+    qtest_qmp_assert_success(r.h.qts, "{'execute': 'cont'}");
+    for (int q = 0; q < WAIT_QPS; q++) {
+        struct shca_cqe cqe = loop_send_cqe(&r, &l[q]);
+
+        g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==,
+                        q << 8 | (WAIT_WRITES - 1));
+    }
+    rdma_stats(&r, stats);
+    g_assert_cmpuint(stats[SHCA_STAT_LOOPBACK_DROPPED], ==, 0);
+    g_assert_cmpuint(stats[SHCA_STAT_RETRANSMITS], ==, 0);
+    g_assert_cmpuint(stats[SHCA_STAT_RX_PACKETS], ==,
+                     stats[SHCA_STAT_TX_PACKETS]);
+    hca_stop(&r.h);
+}
+
+/*
  * Two UD QPs of 600 sends each to the port itself, rung while the VM is
  * stopped: each doorbell sends what its work budget allows (spec §19.3),
  * together more than the loopback queue holds.  The queue takes 512
@@ -1038,6 +1104,8 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/rc/sq-record", test_rc_sq_record);
     qtest_add_func("/softhca/port/loopback", test_port_loopback);
     qtest_add_func("/softhca/port/loopback-full", test_port_loopback_full);
+    qtest_add_func("/softhca/port/loopback-requests-wait",
+                   test_port_loopback_requests_wait);
     qtest_add_func("/softhca/srq/rc", test_srq_rc);
     qtest_add_func("/softhca/srq/of-another-pd", test_srq_of_another_pd);
     qtest_add_func("/softhca/rc/read-past-mr-end-completes-rem-access-err",
