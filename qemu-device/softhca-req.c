@@ -281,10 +281,15 @@ static bool softhca_req_send_pkt(SofthcaState *s, SofthcaQp *qp,
 static void softhca_req_work(SofthcaState *s, SofthcaQp *qp, uint32_t pkts,
                              bool doorbell);
 
-/* What the callback's work budget allows now; the scheduler sends the rest. */
+/*
+ * What an ACK or a timer lets the QP send now: what the callback's work
+ * budget allows, and the scheduler sends the rest.  But nothing while
+ * other QPs wait for their turn: this one joins them at the back, or the
+ * QPs that ACKs come back to first would take every turn (spec §19.3).
+ */
 void softhca_req_run(SofthcaState *s, SofthcaQp *qp)
 {
-    softhca_req_work(s, qp, UINT32_MAX, false);
+    softhca_req_work(s, qp, softhca_sched_idle(s) ? UINT32_MAX : 0, false);
 }
 
 void softhca_req_run_doorbell(SofthcaState *s, SofthcaQp *qp, uint32_t pkts)

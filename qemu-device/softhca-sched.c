@@ -48,6 +48,11 @@ void softhca_sched_cancel(SofthcaState *s, SofthcaQp *qp, unsigned work)
     }
 }
 
+bool softhca_sched_idle(const SofthcaState *s)
+{
+    return QTAILQ_EMPTY(&s->sched_qps);
+}
+
 bool softhca_sched_pending(const SofthcaQp *qp, unsigned work)
 {
     return qp->tp.sched & work;

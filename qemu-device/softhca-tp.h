@@ -54,6 +54,8 @@ void softhca_sched_qp(SofthcaState *s, SofthcaQp *qp, unsigned work);
 /* Take work back; the QP leaves the queue once it has none. */
 void softhca_sched_cancel(SofthcaState *s, SofthcaQp *qp, unsigned work);
 bool softhca_sched_pending(const SofthcaQp *qp, unsigned work);
+/* Whether no QP waits for its turn. */
+bool softhca_sched_idle(const SofthcaState *s);
 
 /* The largest RoCEv2 frame: 4096-byte MTU and the longest headers. */
 #define SOFTHCA_TP_FRAME_MAX    4352

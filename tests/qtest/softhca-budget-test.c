@@ -589,6 +589,83 @@ static void test_sched_round_robin(void)
     wire_close(&w);
 }
 
+/*
+ * An ACK that opens a QP's window while another QP waits for its turn
+ * sends nothing itself (spec §19.3).  Two RC QPs to the peer at path MTU
+ * 256, so that the wire's socket holds what they send: QP 0's SEND of 192 packets stops at its window of 128; with the VM
+ * stopped, QP 1 is rung for a SEND of 64 and the peer ACKs QP 0's 128.
+ * When the VM goes on, neither QP sends more than a turn in a row while
+ * the other has packets left.  The ACK used to send QP 0's last 64 at
+ * once, ahead of QP 1, which had waited for its turn.
+ */
+#define ACK_PKTS        256u    /* bytes: path MTU 256 */
+
+static void test_sched_ack_joins_queue(void)
+{
+    const unsigned pkts[2] = { 192, 64 };
+    unsigned left[2] = { 64, 64 }, run = 0;
+    uint32_t last_psn = 0;
+    uint64_t src[2];
+    uint8_t f[1024];
+    int prev = -1;
+    size_t len;
+    Wire w;
+    Rdma r;
+    Loop l[2];
+
+    wire_open(&w);
+    rdma_start_with(&r, w.netdev);
+    /* the payload tells the QP: bytes of 0 from one, of 1 from the other */
+    for (int q = 0; q < 2; q++) {
+        struct shca_qp_attr a = rc_attr(SHCA_QPS_RTR);
+
+        src[q] = guest_alloc(&r.h.alloc, pkts[q] * ACK_PKTS);
+        hca_fill(&r.h, src[q], q, pkts[q] * ACK_PKTS);
+        loop_start(&r, &l[q], SHCA_QPT_RC, 7);
+        loop_connect(&r, &l[q], true);
+        a.path_mtu = 1;
+        a.access = cpu_to_le32(l[q].access);
+        g_assert_cmpuint(rdma_modify(&r, l[q].qpn, RC_RTR_MASK, &a), ==,
+                         SHCA_AQ_OK);
+        a.state = SHCA_QPS_RTS;
+        g_assert_cmpuint(rdma_modify(&r, l[q].qpn, RC_RTS_MASK, &a), ==,
+                         SHCA_AQ_OK);
+        loop_send(&r, &l[q], 0, q, src[q], pkts[q] * ACK_PKTS,
+                  SHCA_WQE_SIGNALED);
+    }
+    /* QP 0 alone: its window, then nothing until an ACK */
+    rdma_db(&r, 0, SHCA_DB_SQ, 1u << 16 | l[0].qpn);
+    for (int i = 0; i < 128; i++) {
+        len = wire_recv(&w, f, sizeof(f), 1000);
+        g_assert_cmpuint(len, ==, ROCE_OFF + 12 + ACK_PKTS + 4);
+        g_assert_cmpuint(f[ROCE_OFF + 12], ==, 0);
+        last_psn = ldl_be_p(f + ROCE_OFF + 8) & 0xffffff;
+    }
+    g_assert_cmpuint(wire_recv(&w, f, sizeof(f), 50), ==, 0);
+
+    qtest_qmp_assert_success(r.h.qts, "{'execute': 'stop'}");
+    rdma_db(&r, 0, SHCA_DB_SQ, 1u << 16 | l[1].qpn);
+    peer_ack(&w, l[0].mac, l[0].qpn, last_psn, 0);
+    qtest_qmp_assert_success(r.h.qts, "{'execute': 'cont'}");
+    while (left[0] + left[1] &&
+           (len = wire_recv(&w, f, sizeof(f), 1000))) {
+        int q = f[ROCE_OFF + 12];
+
+        g_assert_cmpint(q, <=, 1);
+        g_assert_cmpuint(left[q], >, 0);
+        left[q]--;
+        run = q == prev ? run + 1 : 1;
+        prev = q;
+        /* QP 1's doorbell found it idle and sent one packet itself */
+        if (left[!q]) {
+            g_assert_cmpuint(run, <=, TURN_PKTS + 1);
+        }
+    }
+    g_assert_cmpuint(left[0] + left[1], ==, 0);
+    hca_stop(&r.h);
+    wire_close(&w);
+}
+
 static uint64_t wakeups(Rdma *r)
 {
     return hca_prop(&r->h, "x-wakeups");
@@ -648,6 +725,8 @@ int main(int argc, char **argv)
                    test_budget_read_behind_read);
     qtest_add_func("/softhca/budget/ud-packets", test_budget_ud_packets);
     qtest_add_func("/softhca/sched/round-robin", test_sched_round_robin);
+    qtest_add_func("/softhca/sched/ack-joins-queue",
+                   test_sched_ack_joins_queue);
     qtest_add_func("/softhca/sched/wakeup-per-packet",
                    test_sched_wakeup_per_packet);
 
