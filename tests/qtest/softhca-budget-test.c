@@ -524,6 +524,30 @@ static void test_budget_ud_packets(void)
 }
 
 /*
+ * Two QPs' frames as they reach the wire, by the QP their payload tells:
+ * what each has left, and how many the last one sent in a row.
+ */
+typedef struct Turns {
+    unsigned left[2];
+    unsigned run;
+    int prev;
+} Turns;
+
+/* A frame of QP q; no QP sends more than max in a row while the other waits */
+static void turn_take(Turns *t, int q, unsigned max)
+{
+    g_assert_cmpint(q, >=, 0);
+    g_assert_cmpint(q, <=, 1);
+    g_assert_cmpuint(t->left[q], >, 0);
+    t->left[q]--;
+    t->run = q == t->prev ? t->run + 1 : 1;
+    t->prev = q;
+    if (t->left[!q]) {
+        g_assert_cmpuint(t->run, <=, max);
+    }
+}
+
+/*
  * The scheduler runs the QPs in turn (spec §19.3): two UC QPs to the
  * peer, each with one SEND of 32 KiB (32 packets at path MTU 1024, which
  * the wire's socket buffer holds), rung while the VM is stopped.  From
@@ -536,10 +560,10 @@ static void test_budget_ud_packets(void)
 
 static void test_sched_round_robin(void)
 {
-    unsigned left[2], run = 0, n = 0;
+    Turns t = { .prev = -1 };
+    unsigned n = 0;
     uint64_t src[2];
     uint8_t f[4200];
-    int prev = -1;
     size_t len;
     Wire w;
     Rdma r;
@@ -562,24 +586,15 @@ static void test_sched_round_robin(void)
     }
     qtest_qmp_assert_success(r.h.qts, "{'execute': 'cont'}");
     while ((len = wire_recv(&w, f, sizeof(f), 500))) {
-        int q = f[ROCE_OFF + 12];
-
-        g_assert_cmpint(q, <=, 1);
         if (!n++) {
             /* the first frame tells the packets of a message */
-            left[0] = left[1] = TURN_MSG_LEN / (len - ROCE_OFF - 12 - 4);
-            g_assert_cmpuint(left[0], >, TURN_PKTS);
+            t.left[0] = t.left[1] = TURN_MSG_LEN / (len - ROCE_OFF - 12 - 4);
+            g_assert_cmpuint(t.left[0], >, TURN_PKTS);
         }
-        g_assert_cmpuint(left[q], >, 0);
-        left[q]--;
-        run = q == prev ? run + 1 : 1;
-        prev = q;
-        if (left[!q]) {
-            g_assert_cmpuint(run, <=, TURN_PKTS);
-        }
+        turn_take(&t, f[ROCE_OFF + 12], TURN_PKTS);
     }
     g_assert_cmpuint(n, >, 0);
-    g_assert_cmpuint(left[0] + left[1], ==, 0);
+    g_assert_cmpuint(t.left[0] + t.left[1], ==, 0);
     for (int q = 0; q < 2; q++) {
         struct shca_cqe cqe = loop_send_cqe(&r, &l[q]);
 
@@ -592,8 +607,9 @@ static void test_sched_round_robin(void)
 /*
  * An ACK that opens a QP's window while another QP waits for its turn
  * sends nothing itself (spec §19.3).  Two RC QPs to the peer at path MTU
- * 256, so that the wire's socket holds what they send: QP 0's SEND of 192 packets stops at its window of 128; with the VM
- * stopped, QP 1 is rung for a SEND of 64 and the peer ACKs QP 0's 128.
+ * 256, so that the wire's socket holds what they send: QP 0's SEND of 192
+ * packets stops at its window of 128; with the VM stopped, QP 1 is rung
+ * for a SEND of 64 and the peer ACKs QP 0's 128.
  * When the VM goes on, neither QP sends more than a turn in a row while
  * the other has packets left.  The ACK used to send QP 0's last 64 at
  * once, ahead of QP 1, which had waited for its turn.
@@ -603,11 +619,10 @@ static void test_sched_round_robin(void)
 static void test_sched_ack_joins_queue(void)
 {
     const unsigned pkts[2] = { 192, 64 };
-    unsigned left[2] = { 64, 64 }, run = 0;
+    Turns t = { .left = { 64, 64 }, .prev = -1 };
     uint32_t last_psn = 0;
     uint64_t src[2];
     uint8_t f[1024];
-    int prev = -1;
     size_t len;
     Wire w;
     Rdma r;
@@ -647,21 +662,12 @@ static void test_sched_ack_joins_queue(void)
     rdma_db(&r, 0, SHCA_DB_SQ, 1u << 16 | l[1].qpn);
     peer_ack(&w, l[0].mac, l[0].qpn, last_psn, 0);
     qtest_qmp_assert_success(r.h.qts, "{'execute': 'cont'}");
-    while (left[0] + left[1] &&
+    /* QP 1's doorbell found it idle and sent one packet itself */
+    while (t.left[0] + t.left[1] &&
            (len = wire_recv(&w, f, sizeof(f), 1000))) {
-        int q = f[ROCE_OFF + 12];
-
-        g_assert_cmpint(q, <=, 1);
-        g_assert_cmpuint(left[q], >, 0);
-        left[q]--;
-        run = q == prev ? run + 1 : 1;
-        prev = q;
-        /* QP 1's doorbell found it idle and sent one packet itself */
-        if (left[!q]) {
-            g_assert_cmpuint(run, <=, TURN_PKTS + 1);
-        }
+        turn_take(&t, f[ROCE_OFF + 12], TURN_PKTS + 1);
     }
-    g_assert_cmpuint(left[0] + left[1], ==, 0);
+    g_assert_cmpuint(t.left[0] + t.left[1], ==, 0);
     hca_stop(&r.h);
     wire_close(&w);
 }

@@ -1039,18 +1039,30 @@ uint32_t peer_crc32(uint32_t crc, const uint8_t *p, size_t n)
     return ~crc;
 }
 
+uint32_t peer_icrc(const uint8_t *f, size_t roce_len)
+{
+    uint8_t m[8 + 20 + 8 + 12];
+
+    memset(m, 0xff, 8);
+    memcpy(m + 8, f + 14, 40);
+    m[8 + 1] = 0xff;                    /* TOS */
+    m[8 + 8] = 0xff;                    /* TTL */
+    memset(m + 8 + 10, 0xff, 2);        /* header checksum */
+    memset(m + 8 + 26, 0xff, 2);        /* UDP checksum */
+    m[8 + 28 + 4] = 0xff;               /* BTH resv8a */
+    return peer_crc32(peer_crc32(0, m, sizeof(m)), f + ROCE_OFF + 12,
+                      roce_len - 12);
+}
+
 /*
  * Frame f of roce_len bytes of BTH, extended headers and payload (padded
  * to 4 by the caller) at f + ROCE_OFF: the envelope and the ICRC around
- * them.  The ICRC covers 8 bytes of 1s, the IP and UDP headers and the
- * BTH with their variant fields set to 1s, then the rest.
+ * them (peer_icrc()).
  */
 size_t peer_frame_from(uint8_t *f, const uint8_t *dmac,
                        uint32_t src_ip, size_t roce_len)
 {
     size_t len = ROCE_OFF + roce_len + 4;
-    uint8_t m[8 + 20 + 8 + 12];
-    uint32_t icrc;
 
     memcpy(f, dmac, 6);
     memcpy(f + 6, "\x52\x54\x00\x12\x34\x99", 6);
@@ -1067,16 +1079,7 @@ size_t peer_frame_from(uint8_t *f, const uint8_t *dmac,
     stw_be_p(f + 36, 4791);
     stw_be_p(f + 38, len - 34);
     ipv4_csum(f + 14);
-    memset(m, 0xff, 8);
-    memcpy(m + 8, f + 14, 40);
-    m[8 + 1] = 0xff;                    /* TOS */
-    m[8 + 8] = 0xff;                    /* TTL */
-    memset(m + 8 + 10, 0xff, 2);        /* header checksum */
-    memset(m + 8 + 26, 0xff, 2);        /* UDP checksum */
-    m[8 + 28 + 4] = 0xff;               /* BTH resv8a */
-    icrc = peer_crc32(peer_crc32(0, m, sizeof(m)), f + ROCE_OFF + 12,
-                      roce_len - 12);
-    stl_le_p(f + ROCE_OFF + roce_len, icrc);
+    stl_le_p(f + ROCE_OFF + roce_len, peer_icrc(f, roce_len));
     return len;
 }
 

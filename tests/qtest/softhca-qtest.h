@@ -232,6 +232,12 @@ void ud_send(Rdma *r, Ud *u, uint16_t i, struct shca_send_wqe *w,
 uint32_t ud_phys_key(Rdma *r);
 void wait_stat(Rdma *r, unsigned stat, uint64_t want);
 uint32_t peer_crc32(uint32_t crc, const uint8_t *p, size_t n);
+/*
+ * The ICRC of IPv4 frame f with roce_len bytes of BTH, extended headers
+ * and padded payload: 8 bytes of 1s, the IP and UDP headers and the BTH
+ * with their variant fields set to 1s, then the rest.
+ */
+uint32_t peer_icrc(const uint8_t *f, size_t roce_len);
 size_t peer_frame_from(uint8_t *f, const uint8_t *dmac,
                        uint32_t src_ip, size_t roce_len);
 size_t peer_frame(uint8_t *f, const uint8_t *dmac, size_t roce_len);
