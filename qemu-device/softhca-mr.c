@@ -280,13 +280,6 @@ void softhca_mr_reset(SofthcaState *s)
     s->mr_pages = 0;
 }
 
-static bool softhca_mem_rw(SofthcaState *s, uint64_t addr, void *buf,
-                           uint64_t len, bool to_guest)
-{
-    return to_guest ? softhca_dma_write(s, addr, buf, len)
-                    : softhca_dma_read(s, addr, buf, len);
-}
-
 /* Whether a bound window grants a QP's request access (remote only). */
 static bool softhca_mw_usable(const SofthcaMr *mw, const SofthcaQp *qp,
                               uint32_t access)
@@ -360,30 +353,49 @@ uint64_t *softhca_mem_map_word(SofthcaState *s, const SofthcaQp *qp,
     return word;
 }
 
-bool softhca_mem_map_read(SofthcaState *s, const SofthcaQp *qp, uint32_t key,
-                          uint64_t addr, uint64_t len, uint32_t access,
-                          struct iovec *iov, int *n, int max)
+/*
+ * The MR behind len bytes (not 0) at addr through key, checked as
+ * softhca_mem_copy() checks them: a window's own MR, which outlives the
+ * binding and holds the window's range.
+ */
+static SofthcaMemStatus softhca_mem_resolve(SofthcaState *s,
+                                            const SofthcaQp *qp, uint32_t key,
+                                            uint64_t addr, uint64_t len,
+                                            uint32_t access, SofthcaMr **mr)
 {
-    SofthcaMr *mr;
+    SofthcaMemStatus st = softhca_mem_key(s, qp, key, addr, len, access,
+                                          false, mr);
+
+    if (st == SOFTHCA_MEM_OK && (*mr)->mw_type) {
+        *mr = &s->mrs[(*mr)->mw_mr];
+    }
+    return st;
+}
+
+typedef bool SofthcaPieceFn(SofthcaState *s, uint64_t gpa, uint64_t len,
+                            void *opaque);
+
+/*
+ * fn on each guest-physical piece of len bytes at addr of mr, in order,
+ * until one fails: a PHYS MR's range is one piece, a paged MR's a piece
+ * per page.
+ */
+static bool softhca_mem_pieces(SofthcaState *s, const SofthcaMr *mr,
+                               uint64_t addr, uint64_t len,
+                               SofthcaPieceFn *fn, void *opaque)
+{
     uint64_t off;
 
-    if (softhca_mem_key(s, qp, key, addr, len, access, false, &mr) !=
-        SOFTHCA_MEM_OK || len == 0) {
-        return false;
-    }
-    if (mr->mw_type) {
-        mr = &s->mrs[mr->mw_mr];
-    }
     if (mr->access & SHCA_ACCESS_PHYS) {
-        return softhca_dma_map_read(s, addr, len, iov, n, max);
+        return fn(s, addr, len, opaque);
     }
+    /* Registration checked that first_offset + length fits the pages. */
     off = addr - mr->iova + mr->first_offset;
     while (len) {
         uint64_t page_size = 1ull << mr->pages.page_shift;
         uint64_t chunk = MIN(len, page_size - (off & (page_size - 1)));
 
-        if (!softhca_dma_map_read(s, softhca_buf_addr(&mr->pages, off), chunk,
-                                  iov, n, max)) {
+        if (!fn(s, softhca_buf_addr(&mr->pages, off), chunk, opaque)) {
             return false;
         }
         off += chunk;
@@ -392,44 +404,86 @@ bool softhca_mem_map_read(SofthcaState *s, const SofthcaQp *qp, uint32_t key,
     return true;
 }
 
+/* Check the access, then fn on each piece; a piece fn fails is a DMA error */
+static SofthcaMemStatus softhca_mem_walk(SofthcaState *s, const SofthcaQp *qp,
+                                         uint32_t key, uint64_t addr,
+                                         uint64_t len, uint32_t access,
+                                         SofthcaPieceFn *fn, void *opaque)
+{
+    SofthcaMemStatus st;
+    SofthcaMr *mr;
+
+    st = softhca_mem_resolve(s, qp, key, addr, len, access, &mr);
+    if (st != SOFTHCA_MEM_OK || len == 0) {
+        return st;
+    }
+    if (!softhca_mem_pieces(s, mr, addr, len, fn, opaque)) {
+        trace_softhca_err_mem(key, addr, len, SOFTHCA_MEM_DMA_ERROR);
+        return SOFTHCA_MEM_DMA_ERROR;
+    }
+    return SOFTHCA_MEM_OK;
+}
+
+typedef struct SofthcaPieceCopy {
+    uint8_t *p;
+    bool to_guest;
+} SofthcaPieceCopy;
+
+static bool softhca_piece_copy(SofthcaState *s, uint64_t gpa, uint64_t len,
+                               void *opaque)
+{
+    SofthcaPieceCopy *c = opaque;
+    bool ok = c->to_guest ? softhca_dma_write(s, gpa, c->p, len)
+                          : softhca_dma_read(s, gpa, c->p, len);
+
+    c->p += len;
+    return ok;
+}
+
 SofthcaMemStatus softhca_mem_copy(SofthcaState *s, const SofthcaQp *qp,
                                   uint32_t key, uint64_t addr, void *buf,
                                   uint64_t len, uint32_t access, bool to_guest)
 {
-    SofthcaMemStatus st;
-    SofthcaMr *mr;
-    uint8_t *p = buf;
-    uint64_t off;
+    SofthcaPieceCopy c = { .p = buf, .to_guest = to_guest };
 
-    st = softhca_mem_key(s, qp, key, addr, len, access, false, &mr);
-    if (st != SOFTHCA_MEM_OK || len == 0) {
-        return st;
-    }
-    if (mr->mw_type) {
-        /* the window's range lies in the MR, which outlives the binding */
-        mr = &s->mrs[mr->mw_mr];
-    }
-    if (mr->access & SHCA_ACCESS_PHYS) {
-        if (!softhca_mem_rw(s, addr, p, len, to_guest)) {
-            trace_softhca_err_mem(key, addr, len, SOFTHCA_MEM_DMA_ERROR);
-            return SOFTHCA_MEM_DMA_ERROR;
-        }
-        return SOFTHCA_MEM_OK;
-    }
-    /* Registration checked that first_offset + length fits the pages. */
-    off = addr - mr->iova + mr->first_offset;
-    while (len) {
-        uint64_t page_size = 1ull << mr->pages.page_shift;
-        uint64_t chunk = MIN(len, page_size - (off & (page_size - 1)));
+    return softhca_mem_walk(s, qp, key, addr, len, access, softhca_piece_copy,
+                            &c);
+}
 
-        if (!softhca_mem_rw(s, softhca_buf_addr(&mr->pages, off), p, chunk,
-                            to_guest)) {
-            trace_softhca_err_mem(key, addr, len, SOFTHCA_MEM_DMA_ERROR);
-            return SOFTHCA_MEM_DMA_ERROR;
-        }
-        off += chunk;
-        p += chunk;
-        len -= chunk;
-    }
-    return SOFTHCA_MEM_OK;
+typedef struct SofthcaPieceMap {
+    struct iovec *iov;
+    int *n;
+    int max;
+} SofthcaPieceMap;
+
+static bool softhca_piece_map(SofthcaState *s, uint64_t gpa, uint64_t len,
+                              void *opaque)
+{
+    SofthcaPieceMap *m = opaque;
+
+    return softhca_dma_map_read(s, gpa, len, m->iov, m->n, m->max);
+}
+
+bool softhca_mem_map_read(SofthcaState *s, const SofthcaQp *qp, uint32_t key,
+                          uint64_t addr, uint64_t len, uint32_t access,
+                          struct iovec *iov, int *n, int max)
+{
+    SofthcaPieceMap m = { .iov = iov, .n = n, .max = max };
+
+    return len && softhca_mem_walk(s, qp, key, addr, len, access,
+                                   softhca_piece_map, &m) == SOFTHCA_MEM_OK;
+}
+
+static bool softhca_piece_ok(SofthcaState *s, uint64_t gpa, uint64_t len,
+                             void *opaque)
+{
+    return softhca_dma_ok(s, gpa, len);
+}
+
+SofthcaMemStatus softhca_mem_readable(SofthcaState *s, const SofthcaQp *qp,
+                                      uint32_t key, uint64_t addr,
+                                      uint64_t len, uint32_t access)
+{
+    return softhca_mem_walk(s, qp, key, addr, len, access, softhca_piece_ok,
+                            NULL);
 }

@@ -181,6 +181,10 @@ SofthcaMemStatus softhca_mem_copy(SofthcaState *s, const SofthcaQp *qp,
 bool softhca_mem_map_read(SofthcaState *s, const SofthcaQp *qp, uint32_t key,
                           uint64_t addr, uint64_t len, uint32_t access,
                           struct iovec *iov, int *n, int max);
+/* The checks of softhca_mem_copy(), and that guest RAM holds the range. */
+SofthcaMemStatus softhca_mem_readable(SofthcaState *s, const SofthcaQp *qp,
+                                      uint32_t key, uint64_t addr,
+                                      uint64_t len, uint32_t access);
 /*
  * The 8 bytes at addr (8-byte aligned) of MR key, checked as
  * softhca_mem_copy() checks them, mapped in place for an atomic access

@@ -295,18 +295,6 @@ static void softhca_resp_read_packet(const SofthcaQp *qp,
     };
 }
 
-/* The next response of rd, whose payload is read already. */
-static void softhca_resp_read_send(SofthcaState *s, SofthcaQp *qp,
-                                   SofthcaRdAtomic *rd, uint32_t npkts,
-                                   const uint8_t *payload)
-{
-    SofthcaRocePacket r;
-
-    softhca_resp_read_packet(qp, rd, npkts, &r);
-    softhca_tp_send(s, qp, &r, payload);
-    rd->sent++;
-}
-
 /*
  * Send the next READ response of rd, its payload read from memory into
  * the frame; false if the memory cannot be read any more: the requester
@@ -440,7 +428,6 @@ static SofthcaRespResult softhca_resp_read(SofthcaState *s, SofthcaQp *qp,
                                            const SofthcaRocePacket *p)
 {
     uint32_t mtu = softhca_tp_mtu(qp);
-    uint8_t payload[4096];
     SofthcaRdAtomic *rd;
 
     if (!qp->tp.rd || !(qp->attr.access & SHCA_ACCESS_REMOTE_READ) ||
@@ -450,16 +437,15 @@ static SofthcaRespResult softhca_resp_read(SofthcaState *s, SofthcaQp *qp,
     /*
      * The whole range lies in the MR and the first response can be read,
      * or a NAK answers the request: a READ past the MR's end would stop
-     * short and leave the requester to time out (issue 25).  What was
-     * read is the first response, sent from here when no earlier one
-     * waits and the budget allows: each byte is read once (issue 26).
+     * short and leave the requester to time out (issue 25).  Each byte is
+     * read once, when its response is sent (issue 26).
      */
     if (p->reth.dma_len &&
         (softhca_mem_check(s, qp, p->reth.rkey, p->reth.va, p->reth.dma_len,
                            SHCA_ACCESS_REMOTE_READ, false) != SOFTHCA_MEM_OK ||
-         softhca_mem_copy(s, qp, p->reth.rkey, p->reth.va, payload,
-                          MIN(mtu, p->reth.dma_len), SHCA_ACCESS_REMOTE_READ,
-                          false) != SOFTHCA_MEM_OK)) {
+         softhca_mem_readable(s, qp, p->reth.rkey, p->reth.va,
+                              MIN(mtu, p->reth.dma_len),
+                              SHCA_ACCESS_REMOTE_READ) != SOFTHCA_MEM_OK)) {
         return SOFTHCA_RESP_ACCESS;
     }
     qp->tp.msn++;
@@ -479,8 +465,8 @@ static SofthcaRespResult softhca_resp_read(SofthcaState *s, SofthcaQp *qp,
     };
     if (p->reth.dma_len && softhca_resp_rd_pending(qp) == rd &&
         softhca_work_spend(s, SOFTHCA_WORK_FRAME(MIN(mtu, rd->len)))) {
-        softhca_resp_read_send(s, qp, rd, rd->npkts, payload);
-        rd->pending = rd->sent < rd->npkts;
+        rd->pending = softhca_resp_read_next(s, qp, rd, rd->npkts) &&
+                      rd->sent < rd->npkts;
     }
     softhca_resp_pump(s, qp, UINT32_MAX);
     return SOFTHCA_RESP_ANSWERED;
