@@ -186,8 +186,8 @@ SofthcaMemStatus softhca_sge_copy(SofthcaState *s, SofthcaQp *qp,
 }
 
 static bool softhca_tp_gather(SofthcaState *s, SofthcaQp *qp, uint32_t key,
-                       uint64_t addr, uint64_t len, uint32_t access,
-                       SofthcaTxFrame *f)
+                              uint64_t addr, uint64_t len, uint32_t access,
+                              SofthcaTxFrame *f)
 {
     if (!softhca_mem_map_read(s, qp, key, addr, len, access, f->iov + 1,
                               &f->pieces, SOFTHCA_TX_PIECES)) {

@@ -490,9 +490,9 @@ static size_t build_ip(uint8_t *ip, const SofthcaRoceEnvelope *env,
 /*
  * The ICRC state after the frame whose UDP header is at udp_off, up to
  * frame[end]: the ICRC's input, or the part of it in one piece.  The
- * masked fields are those a router may rewrite: IPv4
- * TOS, TTL and checksum; IPv6 traffic class, flow label and hop limit;
- * the UDP checksum; the BTH byte with FECN, BECN and reserved bits.
+ * masked fields are those a router may rewrite: IPv4 TOS, TTL and
+ * checksum; IPv6 traffic class, flow label and hop limit; the UDP
+ * checksum; the BTH byte with FECN, BECN and reserved bits.
  *
  * The CRC runs over the masked copy and then the rest of the frame.  The
  * copy takes a few bytes of the rest along, up to a multiple of 16 bytes,
@@ -584,8 +584,8 @@ static size_t build_around_payload(uint8_t *frame, size_t size,
         return 0;
     }
     roce_len = info->hdr_len + p->payload_len + pad + SOFTHCA_ICRC_LEN;
-    /* the IPv4 total length, or the UDP length, must fit in 16 bits */
     payload_off = bth_off + info->hdr_len;
+    /* the IPv4 total length, or the UDP length, must fit in 16 bits */
     if (roce_len + UDP_HDR_LEN + (ipv4 ? IPV4_HDR_MIN : 0) > UINT16_MAX ||
         size < (gather ? payload_off : bth_off + roce_len)) {
         return 0;
@@ -611,11 +611,12 @@ size_t softhca_build_roce(uint8_t *frame, size_t size,
                           const SofthcaRocePacket *p, const void *payload)
 {
     size_t icrc_off = build_around_payload(frame, size, env, p, false);
-    size_t payload_off = icrc_off - (-p->payload_len & 3) - p->payload_len;
+    size_t payload_off;
 
     if (!icrc_off) {
         return 0;
     }
+    payload_off = icrc_off - (-p->payload_len & 3) - p->payload_len;
     /* payload may be NULL when there is none, or already in place */
     if (p->payload_len && payload != frame + payload_off) {
         memmove(frame + payload_off, payload, p->payload_len);
