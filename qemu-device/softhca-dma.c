@@ -54,23 +54,39 @@ bool softhca_dma_ok(SofthcaState *s, uint64_t addr, uint64_t len)
  * and a write's bounce buffer is unmapped unwritten.  Pieces before it may
  * have been copied, as with pci_dma_rw().
  */
+/*
+ * Where guest RAM at addr lies in this process, for reading in place, and
+ * in *plen how much of the *plen bytes from addr lie on there; NULL if it
+ * is not RAM.  The caller holds the RCU read lock.
+ */
+static uint8_t *softhca_dma_ram_at(AddressSpace *as, uint64_t addr,
+                                   hwaddr *plen)
+{
+    hwaddr xlat;
+    MemoryRegion *mr = address_space_translate(as, addr, &xlat, plen, false,
+                                               MEMTXATTRS_UNSPECIFIED);
+
+    if (!memory_access_is_direct(mr, false, MEMTXATTRS_UNSPECIFIED) ||
+        *plen == 0) {
+        return NULL;
+    }
+    /* where generic-fuzz puts its own bytes in, as flatview_read() */
+    fuzz_dma_read_cb(addr, *plen, mr);
+    return (uint8_t *)memory_region_get_ram_ptr(mr) + xlat;
+}
+
 static bool softhca_dma_read_ram(AddressSpace *as, uint64_t addr,
                                  uint8_t *buf, uint64_t len)
 {
     RCU_READ_LOCK_GUARD();
     while (len) {
-        hwaddr xlat, plen = len;
-        MemoryRegion *mr = address_space_translate(as, addr, &xlat, &plen,
-                                                   false,
-                                                   MEMTXATTRS_UNSPECIFIED);
+        hwaddr plen = len;
+        uint8_t *host = softhca_dma_ram_at(as, addr, &plen);
 
-        if (!memory_access_is_direct(mr, false, MEMTXATTRS_UNSPECIFIED) ||
-            plen == 0) {
+        if (!host) {
             return false;
         }
-        /* where generic-fuzz puts its own bytes in, as flatview_read() */
-        fuzz_dma_read_cb(addr, plen, mr);
-        memcpy(buf, (uint8_t *)memory_region_get_ram_ptr(mr) + xlat, plen);
+        memcpy(buf, host, plen);
         addr += plen;
         buf += plen;
         len -= plen;
@@ -141,18 +157,12 @@ bool softhca_dma_map_read(SofthcaState *s, uint64_t addr, uint64_t len,
         return false;
     }
     while (len) {
-        hwaddr xlat, plen = len;
-        MemoryRegion *mr = address_space_translate(as, addr, &xlat, &plen,
-                                                   false,
-                                                   MEMTXATTRS_UNSPECIFIED);
-        uint8_t *host;
+        hwaddr plen = len;
+        uint8_t *host = softhca_dma_ram_at(as, addr, &plen);
 
-        if (!memory_access_is_direct(mr, false, MEMTXATTRS_UNSPECIFIED) ||
-            plen == 0) {
+        if (!host) {
             return false;
         }
-        fuzz_dma_read_cb(addr, plen, mr);
-        host = (uint8_t *)memory_region_get_ram_ptr(mr) + xlat;
         if (*n && (uint8_t *)iov[*n - 1].iov_base + iov[*n - 1].iov_len ==
                   host) {
             iov[*n - 1].iov_len += plen;    /* pages next to each other */
