@@ -46,7 +46,7 @@ typedef struct SofthcaFaultPath {
     uint64_t rng;
     /* a frame held back, and how many times to pass it on */
     uint8_t *held;
-    size_t held_len;
+    uint32_t held_len;
     SofthcaUdpFrame *held_udp;  /* its envelope, if it came with one */
     unsigned held_copies;
     QEMUTimer *timer;           /* so that a held frame is never stuck */

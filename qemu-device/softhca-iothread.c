@@ -43,21 +43,6 @@
 /* Frames the main loop sends per run of its bottom half. */
 #define SOFTHCA_OUT_BURST       64
 
-struct SofthcaXFrame {
-    QSIMPLEQ_ENTRY(SofthcaXFrame) next;
-    size_t len;
-    uint8_t data[];
-};
-
-static SofthcaXFrame *softhca_xframe_new(const struct iovec *iov, int cnt)
-{
-    size_t len = iov_size(iov, cnt);
-    SofthcaXFrame *f = g_malloc(sizeof(*f) + len);
-
-    f->len = iov_to_buf(iov, cnt, 0, f->data, len);
-    return f;
-}
-
 /* DeviceState's guard belongs to the BQL's threads: the iothread has none */
 MemReentrancyGuard *softhca_bh_guard(SofthcaState *s)
 {
@@ -79,14 +64,14 @@ void softhca_engine_call(SofthcaState *s, QEMUBHFunc *fn, void *opaque)
 void softhca_port_out(SofthcaState *s, const struct iovec *iov, int cnt)
 {
     SofthcaCrossing *x = &s->x;
-    SofthcaXFrame *f;
+    SofthcaFrame *f;
     bool wake;
 
     if (!s->iothread) {
         qemu_sendv_packet(qemu_get_queue(s->nic), iov, cnt);
         return;
     }
-    f = softhca_xframe_new(iov, cnt);
+    f = softhca_frame_new(iov, cnt);
     WITH_QEMU_LOCK_GUARD(&x->lock) {
         wake = QSIMPLEQ_EMPTY(&x->outbox) && !x->irqs;
         QSIMPLEQ_INSERT_TAIL(&x->outbox, f, next);
@@ -136,11 +121,11 @@ static void softhca_out_bh(void *opaque)
 {
     SofthcaState *s = opaque;
     SofthcaCrossing *x = &s->x;
-    QSIMPLEQ_HEAD(, SofthcaXFrame) burst = QSIMPLEQ_HEAD_INITIALIZER(burst);
+    SofthcaFrameList burst = QSIMPLEQ_HEAD_INITIALIZER(burst);
     uint64_t irqs;
     uint32_t waiting = 0;
     bool release, purge, more;
-    SofthcaXFrame *f;
+    SofthcaFrame *f;
 
     if (!runstate_is_running()) {
         return;
@@ -215,7 +200,7 @@ bool softhca_inbox_room(SofthcaState *s)
 bool softhca_inbox_push(SofthcaState *s, const uint8_t *frame, size_t len)
 {
     SofthcaCrossing *x = &s->x;
-    SofthcaXFrame *f;
+    SofthcaFrame *f;
     bool wake;
 
     WITH_QEMU_LOCK_GUARD(&x->lock) {
@@ -225,7 +210,7 @@ bool softhca_inbox_push(SofthcaState *s, const uint8_t *frame, size_t len)
             return false;
         }
         wake = QSIMPLEQ_EMPTY(&x->inbox);
-        f = softhca_xframe_new(&(struct iovec) {
+        f = softhca_frame_new(&(struct iovec) {
                                    .iov_base = (void *)frame, .iov_len = len,
                                }, 1);
         QSIMPLEQ_INSERT_TAIL(&x->inbox, f, next);
@@ -237,9 +222,9 @@ bool softhca_inbox_push(SofthcaState *s, const uint8_t *frame, size_t len)
     return true;
 }
 
-static SofthcaXFrame *softhca_inbox_pop(SofthcaCrossing *x, bool *held)
+static SofthcaFrame *softhca_inbox_pop(SofthcaCrossing *x, bool *held)
 {
-    SofthcaXFrame *f;
+    SofthcaFrame *f;
 
     QEMU_LOCK_GUARD(&x->lock);
     f = QSIMPLEQ_FIRST(&x->inbox);
@@ -260,7 +245,7 @@ static void softhca_in_bh(void *opaque)
 {
     SofthcaState *s = opaque;
     SofthcaCrossing *x = &s->x;
-    SofthcaXFrame *f;
+    SofthcaFrame *f;
     bool held = false;
 
     if (!softhca_work_begin_bh(s)) {
@@ -294,7 +279,7 @@ static void softhca_in_bh(void *opaque)
 void softhca_crossing_reset(SofthcaState *s)
 {
     SofthcaCrossing *x = &s->x;
-    SofthcaXFrame *f;
+    SofthcaFrame *f;
 
     if (!s->iothread) {
         qemu_purge_queued_packets(qemu_get_queue(s->nic));

@@ -25,28 +25,22 @@
 #define SOFTHCA_LOOPBACK_HIGH   (SOFTHCA_LOOPBACK_FRAMES / 2)
 #define SOFTHCA_LOOPBACK_LOW    (SOFTHCA_LOOPBACK_FRAMES / 4)
 
-struct SofthcaLoopFrame {
-    QSIMPLEQ_ENTRY(SofthcaLoopFrame) next;
-    size_t len;
-    uint8_t data[];
-};
-
 static void softhca_loopback_queue(SofthcaState *s, const uint8_t *frame,
                                    size_t len)
 {
     SofthcaLoopback *lb = &s->loopback;
     /* frames in the queue have their run coming, or are in it */
     bool wake = QSIMPLEQ_EMPTY(&lb->frames) && !lb->running;
-    SofthcaLoopFrame *f;
+    SofthcaFrame *f;
 
     if (lb->count >= SOFTHCA_LOOPBACK_FRAMES) {
         s->rdma_stats[SHCA_STAT_LOOPBACK_DROPPED]++;
         trace_softhca_loopback_drop(len);
         return;
     }
-    f = g_malloc(sizeof(*f) + len);
-    f->len = len;
-    memcpy(f->data, frame, len);
+    f = softhca_frame_new(&(struct iovec) {
+                              .iov_base = (void *)frame, .iov_len = len,
+                          }, 1);
     QSIMPLEQ_INSERT_TAIL(&lb->frames, f, next);
     lb->count++;
     trace_softhca_loopback(len, lb->count);
@@ -92,7 +86,7 @@ static void softhca_loopback_bh(void *opaque)
 {
     SofthcaState *s = opaque;
     SofthcaLoopback *lb = &s->loopback;
-    SofthcaLoopFrame *f;
+    SofthcaFrame *f;
 
     if (!softhca_work_begin_bh(s)) {
         return;
@@ -137,7 +131,7 @@ void softhca_loopback_init(SofthcaState *s, SofthcaPortInput *sink)
 void softhca_loopback_reset(SofthcaState *s)
 {
     SofthcaLoopback *lb = &s->loopback;
-    SofthcaLoopFrame *f;
+    SofthcaFrame *f;
 
     qemu_bh_cancel(lb->bh);
     while ((f = QSIMPLEQ_FIRST(&lb->frames))) {

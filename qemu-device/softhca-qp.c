@@ -14,7 +14,6 @@
 #include "softhca-rdma.h"
 #include "trace.h"
 
-#define SOFTHCA_SQ_SHIFT_MIN    6
 #define SOFTHCA_PSN_MASK        0xffffffu
 #define SOFTHCA_QPN_MASK        0xffffffu
 #define SOFTHCA_QP_ACCESS       (SHCA_ACCESS_LOCAL_WRITE | \

@@ -132,7 +132,8 @@ SofthcaMr *softhca_mr_lookup(SofthcaState *s, uint32_t key);
 uint32_t softhca_mr_key(const SofthcaState *s, const SofthcaMr *mr);
 
 
-/* Strides of receive WQEs, and of all WQEs at most (spec §13.2). */
+/* Strides of send and receive WQEs, and of all WQEs at most (§13.2). */
+#define SOFTHCA_SQ_SHIFT_MIN    6
 #define SOFTHCA_RQ_SHIFT_MIN    4
 #define SOFTHCA_WQE_SHIFT_MAX   9
 
@@ -306,6 +307,13 @@ bool softhca_tp_sq_polling(SofthcaState *s, SofthcaQp *qp, bool busy);
  * NO_RESOURCES if it does not fit.
  */
 uint8_t softhca_tp_create(SofthcaState *s, SofthcaQp *qp);
+/*
+ * Migration (spec §20): before a save, the QP's timers into the stream's
+ * fields; after a load, the QP's transport made whole again (false if
+ * transport-mem has no room for it).
+ */
+void softhca_tp_save_timers(SofthcaQp *qp);
+bool softhca_tp_loaded(SofthcaState *s, SofthcaQp *qp);
 /* The QP moved to RESET: clear the transport state. */
 void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp);
 /*

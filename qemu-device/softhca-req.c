@@ -14,7 +14,7 @@
 #include "softhca-tp.h"
 #include "trace.h"
 
-#define SOFTHCA_WQE_MAX         (1u << 11)      /* largest stride */
+#define SOFTHCA_WQE_MAX         (1u << SOFTHCA_WQE_SHIFT_MAX)
 
 SofthcaSendOp *softhca_req_op(SofthcaQp *qp, uint16_t index)
 {
@@ -22,6 +22,20 @@ SofthcaSendOp *softhca_req_op(SofthcaQp *qp, uint16_t index)
 
     return (SofthcaSendOp *)((uint8_t *)tp->ops +
                              (size_t)(index & (tp->nops - 1)) * tp->op_size);
+}
+
+/* The header of a send WQE as the guest wrote it, in host byte order. */
+static void softhca_req_wqe_from_le(struct shca_send_wqe *w,
+                                    const uint8_t *raw)
+{
+    memcpy(w, raw, sizeof(*w));
+    w->wr_id = le64_to_cpu(w->wr_id);
+    w->remote_addr = le64_to_cpu(w->remote_addr);
+    w->rkey = le32_to_cpu(w->rkey);
+    w->inline_len = le32_to_cpu(w->inline_len);
+    w->compare_add = le64_to_cpu(w->compare_add);
+    w->swap = le64_to_cpu(w->swap);
+    /* w->imm stays as it travels on the wire, remote_qpn and qkey as LE */
 }
 
 /* ATOMIC_WRITE and FLUSH take no SGEs and no inline data (spec §15). */
@@ -116,14 +130,7 @@ static bool softhca_req_start(SofthcaState *s, SofthcaQp *qp)
     if (!softhca_wq_read(s, &qp->sq, qp->sq.ci, raw, stride)) {
         op->status = SHCA_CQE_LOC_QP_OP_ERR;
     } else {
-        memcpy(w, raw, sizeof(*w));
-        w->wr_id = le64_to_cpu(w->wr_id);
-        w->remote_addr = le64_to_cpu(w->remote_addr);
-        w->rkey = le32_to_cpu(w->rkey);
-        w->inline_len = le32_to_cpu(w->inline_len);
-        w->compare_add = le64_to_cpu(w->compare_add);
-        w->swap = le64_to_cpu(w->swap);
-        /* w->imm stays as it travels on the wire */
+        softhca_req_wqe_from_le(w, raw);
         rd_atomic = softhca_wr_takes_rd(w->opcode);
         if (((w->flags & SHCA_WQE_FENCE) && tp->rd_atomic) ||
             (rd_atomic && tp->rd_atomic >= MAX(qp->attr.max_rd_atomic, 1))) {
@@ -154,6 +161,64 @@ static bool softhca_req_start(SofthcaState *s, SofthcaQp *qp)
     tp->send_pkt = 0;
     qp->sq.ci++;
     return true;
+}
+
+/*
+ * A taken WQE back in the form the guest wrote it, stride bytes at raw:
+ * what the migration stream carries of it (spec §20).
+ */
+void softhca_req_op_to_le(const SofthcaQp *qp, const SofthcaSendOp *op,
+                          uint8_t *raw, uint32_t stride)
+{
+    const struct shca_send_wqe *w = &op->wqe;
+    struct shca_send_wqe le = *w;
+    uint32_t room = MIN(stride - sizeof(*w),
+                        qp->tp.op_size - offsetof(SofthcaSendOp, sge));
+    uint8_t *tail = raw + sizeof(*w);
+
+    memset(raw, 0, stride);
+    le.wr_id = cpu_to_le64(w->wr_id);
+    le.remote_addr = cpu_to_le64(w->remote_addr);
+    le.rkey = cpu_to_le32(w->rkey);
+    le.inline_len = cpu_to_le32(w->inline_len);
+    le.compare_add = cpu_to_le64(w->compare_add);
+    le.swap = cpu_to_le64(w->swap);
+    memcpy(raw, &le, sizeof(le));
+    if (w->flags & SHCA_WQE_INLINE) {
+        memcpy(tail, op->sge, MIN(w->inline_len, room));
+        return;
+    }
+    for (unsigned i = 0; i < w->num_sge &&
+                         (i + 1) * sizeof(struct shca_sge) <= room; i++) {
+        stq_le_p(tail + i * sizeof(struct shca_sge), op->sge[i].addr);
+        stl_le_p(tail + i * sizeof(struct shca_sge) + 8, op->sge[i].length);
+        stl_le_p(tail + i * sizeof(struct shca_sge) + 12, op->sge[i].lkey);
+    }
+}
+
+/*
+ * And from it, into op, whose first_psn, npkts, resp_pkts, status and done
+ * the stream gave: false if they are not what the WQE makes of them.  A
+ * WQE that failed, or that took effect when taken, is only completed.
+ */
+bool softhca_req_op_from_le(SofthcaQp *qp, SofthcaSendOp *op,
+                            const uint8_t *raw, uint32_t stride)
+{
+    struct shca_send_wqe *w = &op->wqe;
+    uint32_t npkts = op->npkts;
+
+    softhca_req_wqe_from_le(w, raw);
+    if (op->status != SHCA_CQE_SUCCESS || !npkts) {
+        return op->status != SHCA_CQE_SUCCESS || !op->resp_pkts;
+    }
+    if (softhca_req_check(qp, op, raw, stride) != SHCA_CQE_SUCCESS) {
+        return false;
+    }
+    return npkts == (w->opcode == SHCA_WR_ATOMIC_CMP_SWP ||
+                     w->opcode == SHCA_WR_ATOMIC_FETCH_ADD ||
+                     softhca_wr_is_aw_flush(w->opcode) ? 1 :
+                     softhca_msg_pkts(op->len, softhca_tp_mtu(qp))) &&
+           op->resp_pkts <= npkts;
 }
 
 /*

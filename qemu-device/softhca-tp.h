@@ -168,6 +168,15 @@ SofthcaSendOp *softhca_tp_ops(SofthcaQp *qp);
 
 /* softhca-req.c */
 SofthcaSendOp *softhca_req_op(SofthcaQp *qp, uint16_t index);
+/*
+ * A taken WQE as the guest wrote it (stride bytes), and back: the form the
+ * migration stream carries (spec §20).  From it, false if the WQE and what
+ * the stream says the requester made of it disagree.
+ */
+void softhca_req_op_to_le(const SofthcaQp *qp, const SofthcaSendOp *op,
+                          uint8_t *raw, uint32_t stride);
+bool softhca_req_op_from_le(SofthcaQp *qp, SofthcaSendOp *op,
+                            const uint8_t *raw, uint32_t stride);
 void softhca_req_run(SofthcaState *s, SofthcaQp *qp);
 /*
  * From an SQ doorbell: at most pkts packets now, the rest from the

@@ -438,6 +438,54 @@ uint8_t softhca_tp_create(SofthcaState *s, SofthcaQp *qp)
     return SHCA_AQ_OK;
 }
 
+/*
+ * Before a save (spec §20): the expiry of the QP's timers on the VM clock,
+ * or -1, into the fields the stream carries.
+ */
+void softhca_tp_save_timers(SofthcaQp *qp)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+
+    tp->retry_expiry = timer_expire_time_ns(tp->retry_timer);
+    tp->ack_expiry = timer_expire_time_ns(tp->ack_timer);
+}
+
+/*
+ * A QP the migration stream gave (spec §20), its fields checked: reserve
+ * its transport memory as CREATE_QP did, give it its timers, armed as
+ * they were, and its turn if it had work left; false if transport-mem
+ * has no room for it.
+ */
+bool softhca_tp_loaded(SofthcaState *s, SofthcaQp *qp)
+{
+    SofthcaQpTransport *tp = &qp->tp;
+    unsigned work = tp->sched;
+    uint64_t mem = (uint64_t)softhca_tp_nops(qp) * softhca_tp_op_size(qp);
+
+    if (softhca_qp_is_rc(qp)) {
+        mem += SOFTHCA_MAX_QP_RD_ATOM * SOFTHCA_TP_RD_BYTES;
+    }
+    if (mem > s->tp_mem_max - s->tp_mem) {
+        return false;
+    }
+    s->tp_mem += mem;
+    tp->mem = mem;
+    tp->s = s;
+    tp->retry_timer = softhca_timer_new(s, softhca_comp_timer_cb, qp);
+    tp->ack_timer = softhca_timer_new(s, softhca_resp_ack_timer_cb, qp);
+    if (tp->retry_expiry >= 0) {
+        timer_mod_ns(tp->retry_timer, tp->retry_expiry);
+    }
+    if (tp->ack_expiry >= 0) {
+        timer_mod_ns(tp->ack_timer, tp->ack_expiry);
+    }
+    tp->sched = 0;
+    if (work) {
+        softhca_sched_qp(s, qp, work);
+    }
+    return true;
+}
+
 void softhca_tp_reset(SofthcaState *s, SofthcaQp *qp)
 {
     SofthcaQpTransport *tp = &qp->tp;

@@ -117,6 +117,9 @@ typedef struct SofthcaQpTransport {
     bool ack_delayed;           /* an ACK waits for ack_timer or a request */
     bool ack_ride;              /* requests go out: ACKs may wait for one */
     QEMUTimer *ack_timer;
+    /* the timers' expiry on the VM clock, or -1: in the migration stream */
+    int64_t retry_expiry;
+    int64_t ack_expiry;
 
     /* the scheduler (softhca-sched.c): work left, and its place in line */
     unsigned sched;             /* SOFTHCA_SCHED_*; 0: not queued */

@@ -17,9 +17,9 @@
 #include "hw/pci/msix.h"
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
-#include "migration/vmstate.h"
 #include "softhca-compat.h"
 #include "softhca-rdma.h"
+#include "softhca-migration.h"
 #include "trace.h"
 
 #define SOFTHCA_MIN_VECTORS     (SHCA_VEC_FIRST_EQ + 1)
@@ -110,13 +110,16 @@ static void softhca_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, SHCA_BAR_DB, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->db);
 
-    s->pd_map = bitmap_new(SOFTHCA_MAX_PD + 1);
-    s->uctx_map = bitmap_new(s->db_pages);
+    s->pd_bits = SOFTHCA_MAX_PD + 1;
+    s->pd_map = bitmap_new(s->pd_bits);
+    s->uctx_bits = s->db_pages;
+    s->uctx_map = bitmap_new(s->uctx_bits);
     s->cqs = g_new0(SofthcaCq, SOFTHCA_MAX_CQ);
     s->qps = g_new0(SofthcaQp, SOFTHCA_QP_TABLE);
     s->mrs = g_new0(SofthcaMr, SOFTHCA_MR_TABLE);
     s->srqs = g_new0(SofthcaSrq, SOFTHCA_MAX_SRQ + 1);
-    s->xrcd_map = bitmap_new(SOFTHCA_MAX_XRCD + 1);
+    s->xrcd_bits = SOFTHCA_MAX_XRCD + 1;
+    s->xrcd_map = bitmap_new(s->xrcd_bits);
     softhca_fault_init(s);
     softhca_tp_init(s);
     softhca_loopback_init(s, softhca_port_receive);
@@ -188,11 +191,6 @@ static void softhca_reset_hold(Object *obj, ResetType type)
     softhca_engine_call(s, softhca_reset_engine, s);
 }
 
-static const VMStateDescription softhca_vmstate = {
-    .name = "softhca",
-    .unmigratable = 1,      /* QPs in flight cannot be moved yet */
-};
-
 #define DEFINE_SOFTHCA_FAULT_PROP(name, dir, kind) \
     DEFINE_PROP_UINT32(name, SofthcaState, \
                        fault.path[SOFTHCA_FAULT_##dir] \
@@ -258,7 +256,7 @@ static void softhca_class_init(ObjectClass *klass, SofthcaClassData *data)
     rc->phases.hold = softhca_reset_hold;
 
     dc->desc = "softhca RDMA adapter (RoCEv2)";
-    dc->vmsd = &softhca_vmstate;
+    dc->vmsd = &vmstate_softhca;
     device_class_set_props(dc, softhca_properties);
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }

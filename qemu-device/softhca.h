@@ -12,6 +12,7 @@
 #define HW_SOFTHCA_H
 
 #include "qemu/units.h"
+#include "qemu/iov.h"
 #include "qemu/coroutine.h"
 #include "qemu/thread.h"
 #include "system/iothread.h"
@@ -129,12 +130,29 @@ typedef struct SofthcaMcastGroup {
 typedef void SofthcaPortInput(SofthcaState *s, const uint8_t *frame,
                               size_t len);
 
+/* A frame waiting in one of the device's queues, and such a queue. */
+typedef struct SofthcaFrame {
+    QSIMPLEQ_ENTRY(SofthcaFrame) next;
+    size_t len;
+    uint8_t data[];
+} SofthcaFrame;
+typedef QSIMPLEQ_HEAD(, SofthcaFrame) SofthcaFrameList;
+
+/* A copy of the frame in cnt pieces at iov, for a queue. */
+static inline SofthcaFrame *softhca_frame_new(const struct iovec *iov, int cnt)
+{
+    size_t len = iov_size(iov, cnt);
+    SofthcaFrame *f = g_malloc(sizeof(*f) + len);
+
+    f->len = iov_to_buf(iov, cnt, 0, f->data, len);
+    return f;
+}
+
 /* The port's loopback queue (spec §7.1): frames on their way back in. */
-typedef struct SofthcaLoopFrame SofthcaLoopFrame;
 typedef struct SofthcaLoopback {
     QEMUBH *bh;
     SofthcaPortInput *sink;     /* where frames come back in: the port */
-    QSIMPLEQ_HEAD(, SofthcaLoopFrame) frames;
+    SofthcaFrameList frames;
     uint32_t count;
     bool running;               /* in bh, which wakes itself again */
     bool sched_waits;           /* the scheduler waits for room */
@@ -144,14 +162,13 @@ typedef struct SofthcaLoopback {
  * What crosses between the engine's thread and the main loop when the
  * engine has an iothread (softhca-iothread.c, spec §12.1).
  */
-typedef struct SofthcaXFrame SofthcaXFrame;
 typedef struct SofthcaCrossing {
     SofthcaPortInput *sink;     /* where the inbox's frames go: the port */
     QemuMutex lock;             /* guards the fields below */
-    QSIMPLEQ_HEAD(, SofthcaXFrame) inbox;   /* from the netdev */
+    SofthcaFrameList inbox;     /* from the netdev */
     uint32_t inbox_count;
     bool inbox_held;            /* the netdev was told to wait */
-    QSIMPLEQ_HEAD(, SofthcaXFrame) outbox;  /* to the netdev */
+    SofthcaFrameList outbox;    /* to the netdev */
     uint32_t outbox_count;
     uint64_t irqs;              /* MSI-X vectors to raise */
     uint32_t waiting;           /* SOFTHCA_WAIT_*: who waits for room */
@@ -244,6 +261,9 @@ struct SofthcaState {
     SofthcaMr *mrs;             /* SOFTHCA_MR_TABLE, by key >> 8 */
     SofthcaSrq *srqs;           /* SOFTHCA_MAX_SRQ + 1, by srqn */
     unsigned long *xrcd_map;    /* XRC domains, by xrcdn */
+    int32_t pd_bits;            /* the maps' sizes, for their VMState */
+    int32_t uctx_bits;
+    int32_t xrcd_bits;
     uint64_t mr_pages;          /* page addresses held by all MRs */
     uint64_t tp_mem;            /* bytes of QP transport state reserved */
     SofthcaMcastGroup mcast[SOFTHCA_MAX_MCAST_GRP];

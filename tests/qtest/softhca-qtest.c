@@ -85,6 +85,76 @@ void hca_stop(Hca *h)
     qtest_quit(h->qts);
 }
 
+/* Poll QMP query-migrate on qts until it says done; its final status. */
+static char *hca_migration_status(QTestState *qts)
+{
+    for (int tries = 0; tries < 3000; tries++) {
+        QDict *rsp = qtest_qmp(qts, "{'execute': 'query-migrate'}");
+        QDict *ret = qdict_get_qdict(rsp, "return");
+        const char *st = ret && qdict_haskey(ret, "status") ?
+                         qdict_get_str(ret, "status") : "none";
+
+        if (!strcmp(st, "completed") || !strcmp(st, "failed") ||
+            !strcmp(st, "cancelled")) {
+            char *done = g_strdup(st);
+
+            qobject_unref(rsp);
+            return done;
+        }
+        qobject_unref(rsp);
+        g_usleep(10 * 1000);
+    }
+    g_assert_not_reached();
+}
+
+bool hca_running(QTestState *qts)
+{
+    QDict *rsp = qtest_qmp(qts, "{'execute': 'query-status'}");
+    bool running = qdict_get_bool(qdict_get_qdict(rsp, "return"), "running");
+
+    qobject_unref(rsp);
+    return running;
+}
+
+/*
+ * Migrate the machine h drives to a new QEMU with the same device, whose
+ * options end with extra (a -netdev of its own: the old one holds its
+ * port), and drive that one.  The guest's memory, the device's BARs and
+ * MSI-X table, and the test's allocator carry over.  A machine that ran
+ * runs on the other side; a stopped one stays stopped.
+ */
+void hca_migrate(Hca *h, const char *extra)
+{
+    g_autofree char *dir = g_dir_make_tmp("softhca-migrate-XXXXXX", NULL);
+    g_autofree char *path = g_strdup_printf("%s/sock", dir);
+    g_autofree char *uri = g_strdup_printf("unix:%s", path);
+    bool running = hca_running(h->qts);
+    g_autofree char *status = NULL;
+    QTestState *to;
+
+    to = qtest_initf("-machine q35 -m 128 -nodefaults "
+                     "-device softhca,id=hca%s -incoming %s",
+                     extra ? extra : "", uri);
+    qtest_qmp_assert_success(h->qts, "{'execute': 'migrate', "
+                             "'arguments': {'uri': %s}}", uri);
+    status = hca_migration_status(h->qts);
+    g_assert_cmpstr(status, ==, "completed");
+    if (running) {
+        qtest_qmp_eventwait(to, "RESUME");
+    } else {
+        g_free(status);
+        status = hca_migration_status(to);
+        g_assert_cmpstr(status, ==, "completed");
+    }
+    qtest_quit(h->qts);
+    qpci_free_pc(h->bus);
+    h->qts = to;
+    h->bus = qpci_new_pc(to, &h->alloc);
+    h->dev->bus = h->bus;
+    unlink(path);
+    rmdir(dir);
+}
+
 /* An integer QOM property of the device, "hca". */
 uint64_t hca_prop(Hca *h, const char *name)
 {
@@ -893,7 +963,6 @@ void wire_open(Wire *w)
         .sin_family = AF_INET,
         .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
     };
-    socklen_t len = sizeof(a);
     int rcvbuf = 4 << 20;
 
     w->fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -910,7 +979,22 @@ void wire_open(Wire *w)
         setsockopt(w->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
     }
     g_assert_cmpint(bind(w->fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
+    w->netdev = NULL;
+    wire_netdev_again(w);
+}
+
+/* The next frame off the wire within wait_ms: its length, or 0 for none. */
+/*
+ * The device's -netdev options: a port of its own, the wire's socket at
+ * the far end.  Again for a second QEMU (one to migrate to).
+ */
+void wire_netdev_again(Wire *w)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof(a);
+
     g_assert_cmpint(getsockname(w->fd, (struct sockaddr *)&a, &len), ==, 0);
+    g_free(w->netdev);
     w->dev_port = 20000 + g_random_int_range(0, 40000);
     w->netdev = g_strdup_printf(",netdev=n0 -netdev dgram,id=n0,"
                                 "local.type=inet,local.host=127.0.0.1,"
@@ -919,7 +1003,6 @@ void wire_open(Wire *w)
                                 w->dev_port, ntohs(a.sin_port));
 }
 
-/* The next frame off the wire within wait_ms: its length, or 0 for none. */
 size_t wire_recv(Wire *w, uint8_t *buf, size_t size, int wait_ms)
 {
     struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
@@ -1279,4 +1362,40 @@ void awf_post(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
     };
 
     loop_write_send(r, l, i, &w, NULL, 0);
+}
+
+/* XRC QPs (spec §13.7): INIT -> RTR -> RTS to QP dest of this port. */
+void xrc_connect(Rdma *r, uint32_t qpn, uint32_t dest)
+{
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_INIT);
+
+    a.access = cpu_to_le32(SHCA_ACCESS_REMOTE_WRITE);
+    g_assert_cmpuint(rdma_modify(r, qpn, RC_INIT_MASK, &a), ==, SHCA_AQ_OK);
+    a = rc_attr(SHCA_QPS_RTR);
+    a.dest_qpn = cpu_to_le32(dest);
+    a.sq_psn = a.rq_psn;
+    a.timeout = 8;
+    a.av.dgid[10] = a.av.dgid[11] = 0xff;
+    stl_be_p(a.av.dgid + 12, 0x0a000001);
+    stl_le_p(a.av.dmac, rd(&r->h, SHCA_REG_MAC_LO));
+    stw_le_p(a.av.dmac + 4, rd(&r->h, SHCA_REG_MAC_HI));
+    g_assert_cmpuint(rdma_modify(r, qpn, RC_RTR_MASK, &a), ==, SHCA_AQ_OK);
+    a.state = SHCA_QPS_RTS;
+    g_assert_cmpuint(rdma_modify(r, qpn, RC_RTS_MASK, &a), ==, SHCA_AQ_OK);
+}
+
+uint8_t xrc_create_qp(Rdma *r, uint8_t type, uint32_t pdn_or_xrcd,
+                             uint32_t cq, uint64_t sq, uint32_t *qpn)
+{
+    struct shca_aq_entry cmd;
+
+    rdma_qp_cmd(r, &cmd, 0, type, cq, cq, sq, 0);
+    cmd.create_qp.pdn = cpu_to_le32(pdn_or_xrcd);
+    /* one page of 32 WQEs of 128 bytes, or no SQ at all */
+    cmd.create_qp.sq_log_size = sq ? 5 : 0;
+    cmd.create_qp.sq_wqe_shift = sq ? 7 : 0;
+    if (!sq) {
+        memset(&cmd.create_qp.sq, 0, sizeof(cmd.create_qp.sq));
+    }
+    return hca_cmd(&r->h, &cmd, qpn);
 }

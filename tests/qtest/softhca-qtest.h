@@ -113,6 +113,8 @@ void hca_detach(Hca *h);
 void hca_stop(Hca *h);
 bool hca_take_irq(Hca *h, unsigned vector);
 uint64_t hca_prop(Hca *h, const char *name);
+bool hca_running(QTestState *qts);
+void hca_migrate(Hca *h, const char *extra);
 void hca_config_admin(Hca *h, uint64_t aq, uint32_t aq_log,
                       uint64_t acq, uint32_t acq_log);
 void hca_enable(Hca *h);
@@ -223,6 +225,7 @@ typedef struct Srq {
 void wire_open(Wire *w);
 size_t wire_recv(Wire *w, uint8_t *buf, size_t size, int wait_ms);
 void wire_send(Wire *w, const void *frame, size_t len);
+void wire_netdev_again(Wire *w);
 void wire_close(Wire *w);
 void rdma_stats(Rdma *r, uint64_t *stats);
 struct shca_av ud_av(Rdma *r, uint32_t ip);
@@ -266,5 +269,9 @@ void awf_post(Rdma *r, Loop *l, uint16_t i, uint8_t opcode,
               uint32_t rkey, uint64_t raddr, uint64_t val_or_len,
               uint8_t feth);
 void loop_pair(Rdma *r, Loop *a, Loop *b);
+void xrc_connect(Rdma *r, uint32_t qpn, uint32_t dest);
+/* An XRC QP: a send QP with an SQ at sq, or a target (sq 0) of a domain */
+uint8_t xrc_create_qp(Rdma *r, uint8_t type, uint32_t pdn_or_xrcd,
+                      uint32_t cq, uint64_t sq, uint32_t *qpn);
 
 #endif

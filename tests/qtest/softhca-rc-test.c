@@ -906,41 +906,6 @@ static void test_srq_of_another_pd(void)
     hca_stop(&r.h);
 }
 
-static void xrc_connect(Rdma *r, uint32_t qpn, uint32_t dest)
-{
-    struct shca_qp_attr a = rc_attr(SHCA_QPS_INIT);
-
-    a.access = cpu_to_le32(SHCA_ACCESS_REMOTE_WRITE);
-    g_assert_cmpuint(rdma_modify(r, qpn, RC_INIT_MASK, &a), ==, SHCA_AQ_OK);
-    a = rc_attr(SHCA_QPS_RTR);
-    a.dest_qpn = cpu_to_le32(dest);
-    a.sq_psn = a.rq_psn;
-    a.timeout = 8;
-    a.av.dgid[10] = a.av.dgid[11] = 0xff;
-    stl_be_p(a.av.dgid + 12, 0x0a000001);
-    stl_le_p(a.av.dmac, rd(&r->h, SHCA_REG_MAC_LO));
-    stw_le_p(a.av.dmac + 4, rd(&r->h, SHCA_REG_MAC_HI));
-    g_assert_cmpuint(rdma_modify(r, qpn, RC_RTR_MASK, &a), ==, SHCA_AQ_OK);
-    a.state = SHCA_QPS_RTS;
-    g_assert_cmpuint(rdma_modify(r, qpn, RC_RTS_MASK, &a), ==, SHCA_AQ_OK);
-}
-
-static uint8_t xrc_create_qp(Rdma *r, uint8_t type, uint32_t pdn_or_xrcd,
-                             uint32_t cq, uint64_t sq, uint32_t *qpn)
-{
-    struct shca_aq_entry cmd;
-
-    rdma_qp_cmd(r, &cmd, 0, type, cq, cq, sq, 0);
-    cmd.create_qp.pdn = cpu_to_le32(pdn_or_xrcd);
-    /* one page of 32 WQEs of 128 bytes, or no SQ at all */
-    cmd.create_qp.sq_log_size = sq ? 5 : 0;
-    cmd.create_qp.sq_wqe_shift = sq ? 7 : 0;
-    if (!sq) {
-        memset(&cmd.create_qp.sq, 0, sizeof(cmd.create_qp.sq));
-    }
-    return hca_cmd(&r->h, &cmd, qpn);
-}
-
 /*
  * A send QP reaches a target QP of the same port; each SEND lands in the
  * XRC SRQ it names and completes to that SRQ's CQ; a WRITE uses the
