@@ -118,9 +118,9 @@ static int softhca_check_registers(SofthcaState *s)
         }
     }
     for (uint32_t pdn = 0; pdn <= SOFTHCA_MAX_PD; pdn++) {
-        if (test_bit(pdn, s->pd_map) ?
-            pdn == 0 || !softhca_loaded_uctx_ok(s, s->pd_uctx[pdn]) :
-            s->pd_uctx[pdn] != 0) {
+        if (!test_bit(pdn, s->pd_map)) {
+            s->pd_uctx[pdn] = 0;    /* a free PD's keeps its last owner */
+        } else if (pdn == 0 || !softhca_loaded_uctx_ok(s, s->pd_uctx[pdn])) {
             return softhca_refuse(s, "PD", pdn);
         }
     }

@@ -37,6 +37,14 @@ static void check_pattern(Rdma *r, uint64_t addr, size_t len, uint8_t seed)
     }
 }
 
+/* A device with options opts and an RC QP l that talks to itself. */
+static void self_rc_start(Rdma *r, Loop *l, const char *opts)
+{
+    rdma_start_with(r, opts);
+    loop_start(r, l, SHCA_QPT_RC, 7);
+    loop_connect(r, l, false);
+}
+
 /* A SEND of len bytes from src into a receive WQE at dst, signaled. */
 static void loop_send_recv(Rdma *r, Loop *l, uint16_t i, uint64_t src,
                            uint64_t dst, uint32_t len)
@@ -64,9 +72,7 @@ static void test_migration_idle_device(void)
     Rdma r;
     Loop l, l2;
 
-    rdma_start_with(&r, netdev);
-    loop_start(&r, &l, SHCA_QPT_RC, 7);
-    loop_connect(&r, &l, false);
+    self_rc_start(&r, &l, netdev);
     src = guest_alloc(&r.h.alloc, PAYLOAD);
     dst = guest_alloc(&r.h.alloc, PAYLOAD);
     fill_pattern(&r, src, PAYLOAD, 1);
@@ -95,6 +101,37 @@ static void test_migration_idle_device(void)
 }
 
 /*
+ * Bug: a PD freed before the migration kept the user context it had, and
+ * the destination refused the state for it ("PD 2"): a user process had
+ * run and exited before a savevm.  The PD's number is free after the
+ * migration, as its context's.
+ */
+static void test_migration_freed_user_pd(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    g_autofree char *netdev2 = dgram_loop_netdev();
+    uint32_t uctx, pdn, again;
+    Rdma r;
+
+    rdma_start_with(&r, netdev);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_UCTX, 0, &uctx), ==,
+                     SHCA_AQ_OK);
+    pdn = rdma_user_pd(&r, uctx);
+    g_assert_cmpuint(pdn, !=, 0);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_PD, pdn, NULL), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_UCTX, uctx, NULL), ==,
+                     SHCA_AQ_OK);
+
+    hca_migrate(&r.h, netdev2);
+
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_PD, 0, &again), ==,
+                     SHCA_AQ_OK);
+    g_assert_cmpuint(again, ==, pdn);
+    hca_stop(&r.h);
+}
+
+/*
  * A CQ holding as many CQEs as it has slots when the machine moves: they
  * are all there after it, and the next CQE wraps to slot 0 with the phase
  * turned, once the driver has consumed them.
@@ -108,9 +145,7 @@ static void test_migration_full_cq(void)
     Rdma r;
     Loop l;
 
-    rdma_start_with(&r, netdev);
-    loop_start(&r, &l, SHCA_QPT_RC, 7);
-    loop_connect(&r, &l, false);
+    self_rc_start(&r, &l, netdev);
     src = guest_alloc(&r.h.alloc, 64);
     dst = guest_alloc(&r.h.alloc, 64 * slots);
     fill_pattern(&r, src, 64, 3);
@@ -297,9 +332,7 @@ static void test_migration_queued_work(void)
     Rdma r;
     Loop l;
 
-    rdma_start_with(&r, opts);
-    loop_start(&r, &l, SHCA_QPT_RC, 7);
-    loop_connect(&r, &l, false);
+    self_rc_start(&r, &l, opts);
     src = guest_alloc(&r.h.alloc, PAYLOAD);
     dst = guest_alloc(&r.h.alloc, 2 * PAYLOAD);
     fill_pattern(&r, src, PAYLOAD, 9);
@@ -339,15 +372,7 @@ static void test_migration_srq_at_limit(void)
     Srq q;
 
     rdma_start_with(&r, netdev);
-    srq_start(&r, &q, 2);
-    loop_create(&r, &l, SHCA_QPT_RC, 7, SHCA_QP_F_SRQ, q.srqn);
-    loop_connect(&r, &l, false);
-    tx = guest_alloc(&r.h.alloc, 4096);
-    rx = guest_alloc(&r.h.alloc, 4096);
-    qtest_memwrite(r.h.qts, tx, "shared receive queue", 20);
-    for (int i = 0; i < 3; i++) {
-        srq_post(&r, &q, 0x500 + i, rx + i * 256, 256, l.key);
-    }
+    srq_rc_start(&r, &q, &l, 2, &tx, &rx);
     loop_send(&r, &l, 0, 0x900, tx, 20, SHCA_WQE_SIGNALED);
     rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
     check_srq_recv(loop_recv_cqe(&r, &l), 0x500, 0, 20, l.qpn);
@@ -467,9 +492,7 @@ static void migrate_under_traffic(const char *props, const char *objects)
     Rdma r;
     Loop l;
 
-    rdma_start_with(&r, opts);
-    loop_start(&r, &l, SHCA_QPT_RC, 7);
-    loop_connect(&r, &l, false);
+    self_rc_start(&r, &l, opts);
     src = guest_alloc(&r.h.alloc, PAYLOAD);
     dst = guest_alloc(&r.h.alloc, n * PAYLOAD);
     fill_pattern(&r, src, PAYLOAD, 11);
@@ -605,9 +628,7 @@ static void test_migration_corrupt_state_refused(void)
     Rdma r;
     Loop l;
 
-    rdma_start_with(&r, netdev);
-    loop_start(&r, &l, SHCA_QPT_RC, 7);
-    loop_connect(&r, &l, false);
+    self_rc_start(&r, &l, netdev);
     src = guest_alloc(&r.h.alloc, PAYLOAD);
     dst = guest_alloc(&r.h.alloc, PAYLOAD);
     loop_send_recv(&r, &l, 0, src, dst, PAYLOAD);
@@ -670,6 +691,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/softhca/migration/idle-device",
                    test_migration_idle_device);
+    qtest_add_func("/softhca/migration/freed-user-pd",
+                   test_migration_freed_user_pd);
     qtest_add_func("/softhca/migration/full-cq", test_migration_full_cq);
     qtest_add_func("/softhca/migration/rc-mid-retransmission",
                    test_migration_rc_mid_retransmission);

@@ -1279,6 +1279,25 @@ void srq_post(Rdma *r, Srq *q, uint64_t wr_id, uint64_t addr,
     rdma_db(r, 0, SHCA_DB_SRQ, (uint32_t)q->pi << 16 | q->srqn);
 }
 
+/*
+ * An SRQ with limit, an RC QP l that talks to itself and receives through
+ * it, and three WQEs of 256 bytes posted from *rx (wr_id 0x500..0x502);
+ * *tx holds "shared receive queue" (20 bytes) to send.
+ */
+void srq_rc_start(Rdma *r, Srq *q, Loop *l, uint32_t limit, uint64_t *tx,
+                  uint64_t *rx)
+{
+    srq_start(r, q, limit);
+    loop_create(r, l, SHCA_QPT_RC, 7, SHCA_QP_F_SRQ, q->srqn);
+    loop_connect(r, l, false);
+    *tx = guest_alloc(&r->h.alloc, 4096);
+    *rx = guest_alloc(&r->h.alloc, 4096);
+    qtest_memwrite(r->h.qts, *tx, "shared receive queue", 20);
+    for (int i = 0; i < 3; i++) {
+        srq_post(r, q, 0x500 + i, *rx + i * 256, 256, l->key);
+    }
+}
+
 /* The device's consumer count in the record behind the ring. */
 uint32_t srq_record_ci(Rdma *r, Srq *q)
 {

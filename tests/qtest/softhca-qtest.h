@@ -258,6 +258,8 @@ void srq_start(Rdma *r, Srq *q, uint32_t limit);
 void srq_post(Rdma *r, Srq *q, uint64_t wr_id, uint64_t addr,
               uint32_t len, uint32_t key);
 uint32_t srq_record_ci(Rdma *r, Srq *q);
+void srq_rc_start(Rdma *r, Srq *q, Loop *l, uint32_t limit, uint64_t *tx,
+                  uint64_t *rx);
 uint8_t srq_modify(Rdma *r, Srq *q, uint32_t mask, uint32_t limit,
                    uint8_t log_size, uint64_t buf, uint32_t npages);
 void check_srq_recv(struct shca_cqe cqe, uint64_t wr_id, uint16_t slot,

@@ -643,15 +643,7 @@ static void test_srq_rc(void)
     Srq q;
 
     rdma_start_with(&r, netdev);
-    srq_start(&r, &q, 2);
-    loop_create(&r, &l, SHCA_QPT_RC, 7, SHCA_QP_F_SRQ, q.srqn);
-    loop_connect(&r, &l, false);
-    tx = guest_alloc(&r.h.alloc, 4096);
-    rx = guest_alloc(&r.h.alloc, 4096);
-    qtest_memwrite(r.h.qts, tx, "shared receive queue", 20);
-    for (int i = 0; i < 3; i++) {
-        srq_post(&r, &q, 0x500 + i, rx + i * 256, 256, l.key);
-    }
+    srq_rc_start(&r, &q, &l, 2, &tx, &rx);
 
     /* two SENDs take WQEs 0 and 1: one WQE left < limit 2, the event */
     for (uint16_t i = 0; i < 2; i++) {
