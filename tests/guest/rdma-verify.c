@@ -22,7 +22,8 @@
  *   -t SEC     completion timeout (60)     -T N     QP timeout (14)
  *   -r N       QP retry_cnt (7)            -v       print every round
  *
- * Prints a summary; exits 1 on any mismatch or unexpected status.
+ * Prints a summary, and the longest wait between two completions; exits 1
+ * on any mismatch or unexpected status.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -507,6 +508,12 @@ static void rx(int fd, void *p, size_t len)
 
 /* --- completions --------------------------------------------------------- */
 
+/*
+ * The longest this side waited between two completions, rounds and their
+ * TCP meetings included: what a stall of the peer (its migration) cost.
+ */
+static double last_wc, longest_gap;
+
 /* Polls one completion and checks it; false if none came in time. */
 static bool expect_wc(struct ctx *c, uint64_t wr_id, enum ibv_wc_opcode op,
 		      long byte_len, bool imm, uint32_t imm_data)
@@ -522,6 +529,9 @@ static bool expect_wc(struct ctx *c, uint64_t wr_id, enum ibv_wc_opcode op,
 			return false;
 		}
 	}
+	if (last_wc && guest_now() - last_wc > longest_gap)
+		longest_gap = guest_now() - last_wc;
+	last_wc = guest_now();
 	if (n < 0)
 		die("poll_cq: %d", n);
 	if (wc.status != IBV_WC_SUCCESS) {
@@ -991,6 +1001,8 @@ int main(int argc, char **argv)
 	       cur_round, guest_now() - start, st.bytes, st.wqes, st.sum, st.errors);
 	for (int i = 0; i < OP_COUNT; i++)
 		printf("  %-9s %lu\n", op_names[i], st.ops[i]);
+	printf("%s: longest wait between completions %.1f ms\n",
+	       server ? "server" : "client", longest_gap * 1000);
 	ibv_destroy_qp(c.qp);
 	ibv_destroy_cq(c.cq);
 	ibv_dereg_mr(c.mr);

@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Live migration and snapshots (sourced by tests/vm/run; spec §20): a node
+# moves to a new QEMU on the same host (tests/lab migrate) while a tool
+# that checks every byte runs between it and a peer.  Each migration
+# reports QEMU's downtime and total time; each case the longest wait the
+# peer saw between two completions and the retransmissions the softhca
+# devices counted.
+
+# The value of key $1 in QEMU's query-migrate reply $2 (JSON).
+mig_figure() {
+	/usr/bin/python3 -c 'import json, sys; print(json.loads(sys.argv[2]).get(sys.argv[1], "?"))' \
+		"$1" "$2"
+}
+
+# The sum of softhca0's retransmits over the softhca nodes among $@.
+mig_retransmits() {
+	local i sum=0 v
+	for i in "$@"; do
+		[ "$(sed -n "${i}p" "$LAB_DIR/roles")" = softhca ] || continue
+		v=$(hw_counter "$i" softhca0 retransmits) && [ -n "$v" ] || return 1
+		sum=$((sum + v))
+	done
+	echo "$sum"
+}
+
+# migrate_under "NODE..." TRAFFIC...: TRAFFIC (a case function, between
+# nodes 1 and 2 or 1 and 3) in the background and, once it has run for
+# MIGRATE_AFTER seconds (8), each NODE migrated in turn; both must pass.
+migrate_under() {
+	local nodes=$1 pid rc=0 i k=0 reply before after
+	shift
+	before=$(mig_retransmits 1 2 3) || return 1
+	"$@" > "$out/traffic.log" 2>&1 &
+	pid=$!
+	sleep "${MIGRATE_AFTER:-8}"
+	for i in $nodes; do
+		k=$((k + 1))
+		if ! reply=$("$lab" migrate "$i" 2> "$out/migrate.err" | tail -n 1); then
+			cat "$out/migrate.err"
+			rc=1
+			break
+		fi
+		echo "# migration $k, node $i: downtime $(mig_figure downtime "$reply") ms," \
+			"total $(mig_figure total-time "$reply") ms"
+	done
+	wait "$pid" || rc=1
+	cat "$out/traffic.log"
+	# rdma-verify: both sides end with the same checksum over all the data
+	if grep -q ' rounds in ' "$out/traffic.log" &&
+		[ "$(sed -n 's/^\(client\|server\): [0-9]* rounds in .*checksum \(0x[0-9a-f]*\), errors 0$/\2/p' \
+			"$out/traffic.log" | sort | uniq -c | awk '$1 == 2' | wc -l)" != 1 ]; then
+		echo "no matching error-free summaries from both sides"
+		rc=1
+	fi
+	after=$(mig_retransmits 1 2 3) || return 1
+	sed -n 's/^\(client\|server\): longest wait between completions \(.*\)/# \1 (node 1 or peer): longest wait \2/p' \
+		"$out/traffic.log"
+	echo "# retransmissions during the case: $((after - before))"
+	for i in 1 2; do
+		on "$i" -- dmesg | grep -E 'Oops|BUG:|WARNING:|general protection' && rc=1
+	done
+	return "$rc"
+}
+
+# rdma-verify between node SERVER (device DEV) and node 1 (client,
+# softhca0), long enough to outlast the migrations; an ACK timeout of
+# 268 ms (-T 16) carries RC over a downtime of up to about 1.8 s.
+mig_verify() {	# dev server
+	PAIR_TIMEOUT=600 dev_pair 4 "$2" "$1" 1 softhca0 "timeout 600 rdma-verify" \
+		-n "${MIGRATE_ROUNDS:-900}" -s 0x3a11 -M 8M -T 16
+}
+
+# The lab saved (tests/lab snapshot), torn down, and restored from it
+# (up --from): the guests run on without a reboot (the same boot IDs),
+# and RDMA works between them at once.
+snapshot_restore() {
+	local name=vm-test-$$ ids t0 took
+	ids=$(for i in 1 2; do on "$i" -- cat /proc/sys/kernel/random/boot_id; done) || return 1
+	"$lab" snapshot "$name" || return 1
+	"$lab" down > /dev/null 2>&1
+	t0=$SECONDS
+	"$lab" up --from "$name" || return 1
+	took=$((SECONDS - t0))
+	rm -rf "${LAB_SNAPSHOTS:-$SOFTHCA_CACHE/snapshots}/$name"
+	[ "$(for i in 1 2; do on "$i" -- cat /proc/sys/kernel/random/boot_id; done)" = "$ids" ] ||
+		{ echo "a node booted again"; return 1; }
+	echo "# restoring the lab ($(cat "$LAB_DIR/nodes") nodes) took $took s"
+	softhca_pair 4 ibv_rc_pingpong -n 200 -s 4096
+}
+
+# QMP snapshot-save and snapshot-load (savevm and loadvm) on node 1, with a
+# qcow2 image made on the spot to hold the state: after the load the node
+# is where it was saved (a file written since is gone) and a new RDMA
+# connection to node 2 works.
+savevm_loadvm() {
+	local img=$out/node1-vmstate.qcow2 q=("$lab" qmp 1)
+	local snap='"tag": "t", "vmstate": "vmstate", "devices": ["vmstate"]'
+	rm -f "$img"
+	"${q[@]}" "{\"execute\": \"blockdev-create\", \"arguments\": {\"job-id\": \"file\", \"options\": {\"driver\": \"file\", \"filename\": \"$img\", \"size\": 0}}}" \
+		> /dev/null && mig_job_done 1 file &&
+	"${q[@]}" "{\"execute\": \"blockdev-add\", \"arguments\": {\"driver\": \"file\", \"node-name\": \"vmfile\", \"filename\": \"$img\"}}" \
+		'{"execute": "blockdev-create", "arguments": {"job-id": "qcow2", "options": {"driver": "qcow2", "file": "vmfile", "size": 268435456}}}' \
+		> /dev/null && mig_job_done 1 qcow2 &&
+	"${q[@]}" '{"execute": "blockdev-add", "arguments": {"driver": "qcow2", "node-name": "vmstate", "file": "vmfile"}}' \
+		> /dev/null || return 1
+	on 1 -- rm -f /tmp/after-savevm
+	"${q[@]}" "{\"execute\": \"snapshot-save\", \"arguments\": {\"job-id\": \"save\", $snap}}" \
+		> /dev/null && mig_job_done 1 save || return 1
+	on 1 -- touch /tmp/after-savevm
+	"${q[@]}" "{\"execute\": \"snapshot-load\", \"arguments\": {\"job-id\": \"load\", $snap}}" \
+		> /dev/null && mig_job_done 1 load && "$lab" wait 1 || return 1
+	if on 1 -- test -e /tmp/after-savevm; then
+		echo "node 1 did not go back to its snapshot"
+		return 1
+	fi
+	softhca_pair 4 ibv_rc_pingpong -n 200 -s 4096
+}
+
+# Wait until QMP job $2 of node $1 has concluded without an error.
+mig_job_done() {
+	local t reply
+	for t in $(seq 300); do
+		reply=$("$lab" qmp "$1" '{"execute": "query-jobs"}') || return 1
+		if grep -q '"status": "concluded"' <<< "$reply"; then
+			echo "$reply"
+			! grep -q '"error"' <<< "$reply" &&
+				"$lab" qmp "$1" "{\"execute\": \"job-dismiss\", \"arguments\": {\"id\": \"$2\"}}" > /dev/null
+			return
+		fi
+		sleep 1
+	done
+	echo "job $2 of node $1 not done after 300 s"
+	return 1
+}
+
+# ib_write_bw for 30 s, 64 KiB messages, node 1 to node 2, with the QP
+# timeout of mig_verify (-u 16): the bandwidth around a migration.
+mig_write_bw() {
+	PAIR_TIMEOUT=120 verbs_pair 4 softhca0 ib_write_bw -D 30 -s 65536 -u 16
+}
