@@ -31,4 +31,13 @@ static inline void softhca_enable_lockless_io(MemoryRegion *mr)
 }
 #endif
 
+/* 10.2 passes an Error through a nested save or load of VMState. */
+#include "migration/vmstate.h"
+#if !SOFTHCA_QEMU_AT_LEAST(10, 2)
+#define vmstate_save_state(f, vmsd, opaque, vmdesc, errp) \
+    vmstate_save_state(f, vmsd, opaque, vmdesc)
+#define vmstate_load_state(f, vmsd, opaque, version_id, errp) \
+    vmstate_load_state(f, vmsd, opaque, version_id)
+#endif
+
 #endif

@@ -340,8 +340,8 @@ static int softhca_body_get(QEMUFile *f, void *pv, size_t size,
                             const VMStateField *field)
 {
     SofthcaState *s = pv;
-    int ret = softhca_vmstate_load(f, &vmstate_softhca_body, s,
-                                   vmstate_softhca_body.version_id);
+    int ret = vmstate_load_state(f, &vmstate_softhca_body, s,
+                                 vmstate_softhca_body.version_id, NULL);
 
     if (ret) {
         softhca_engine_call(s, softhca_discard_engine, s);
@@ -352,7 +352,7 @@ static int softhca_body_get(QEMUFile *f, void *pv, size_t size,
 static int softhca_body_put(QEMUFile *f, void *pv, size_t size,
                             const VMStateField *field, JSONWriter *vmdesc)
 {
-    return softhca_vmstate_save(f, &vmstate_softhca_body, pv, vmdesc);
+    return vmstate_save_state(f, &vmstate_softhca_body, pv, vmdesc, NULL);
 }
 
 static const VMStateInfo softhca_vmstate_info_body = {

@@ -59,30 +59,4 @@ extern const VMStateInfo softhca_vmstate_info_frames;
 /* softhca-vmstate-qp.c */
 extern const VMStateDescription vmstate_softhca_qp;
 
-/*
- * 10.2 passes an Error through the nested saves and loads of a
- * VMStateInfo; 10.0 does not.
- */
-static inline int softhca_vmstate_save(QEMUFile *f,
-                                       const VMStateDescription *vmsd,
-                                       void *opaque, JSONWriter *vmdesc)
-{
-#if SOFTHCA_QEMU_AT_LEAST(10, 2)
-    return vmstate_save_state(f, vmsd, opaque, vmdesc, NULL);
-#else
-    return vmstate_save_state(f, vmsd, opaque, vmdesc);
-#endif
-}
-
-static inline int softhca_vmstate_load(QEMUFile *f,
-                                       const VMStateDescription *vmsd,
-                                       void *opaque, int version_id)
-{
-#if SOFTHCA_QEMU_AT_LEAST(10, 2)
-    return vmstate_load_state(f, vmsd, opaque, version_id, NULL);
-#else
-    return vmstate_load_state(f, vmsd, opaque, version_id);
-#endif
-}
-
 #endif /* HW_SOFTHCA_MIGRATION_H */

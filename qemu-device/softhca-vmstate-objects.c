@@ -356,7 +356,7 @@ static int softhca_table_put(QEMUFile *f, void *pv, size_t size,
             continue;
         }
         qemu_put_be32(f, i);
-        ret = softhca_vmstate_save(f, field->vmsd, entry, vmdesc);
+        ret = vmstate_save_state(f, field->vmsd, entry, vmdesc, NULL);
         if (ret) {
             return ret;
         }
@@ -383,9 +383,9 @@ static int softhca_table_get(QEMUFile *f, void *pv, size_t size,
         if (i >= field->start || (!first && i <= prev)) {
             return -EINVAL;
         }
-        ret = softhca_vmstate_load(f, field->vmsd,
-                                   table + (size_t)i * field->size,
-                                   field->vmsd->version_id);
+        ret = vmstate_load_state(f, field->vmsd,
+                                 table + (size_t)i * field->size,
+                                 field->vmsd->version_id, NULL);
         if (ret) {
             error_report("softhca: incoming state refused: %s %u",
                          field->vmsd->name, i);
