@@ -25,7 +25,8 @@ def main():
     ap.add_argument("--migration", action="store_true")
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("cmds", nargs="*")
-    args = ap.parse_args()
+    # the commands may follow --event or --migration
+    args = ap.parse_intermixed_args()
 
     deadline = time.monotonic() + args.timeout
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
