@@ -21,7 +21,7 @@ SofthcaCq *softhca_cq_get(SofthcaState *s, uint32_t cqn)
     return &s->cqs[cqn];
 }
 
-static bool softhca_cq_log_size_ok(uint8_t log_size)
+bool softhca_cq_log_size_ok(uint32_t log_size)
 {
     return log_size >= SHCA_RING_LOG_MIN &&
            (1ull << MIN(log_size, 63)) <= SOFTHCA_MAX_CQE;

@@ -16,6 +16,12 @@ static uint32_t softhca_eq_mask(const SofthcaEq *eq)
     return (1u << eq->log_size) - 1;
 }
 
+bool softhca_eq_log_size_ok(uint32_t log_size)
+{
+    return log_size >= SHCA_RING_LOG_MIN &&
+           (1ull << MIN(log_size, 63)) <= SOFTHCA_MAX_EQE;
+}
+
 uint8_t softhca_eq_create(SofthcaState *s, const struct shca_aq_create_eq *c)
 {
     uint32_t eqn = le32_to_cpu(c->eqn);
@@ -31,8 +37,7 @@ uint8_t softhca_eq_create(SofthcaState *s, const struct shca_aq_create_eq *c)
         return SHCA_AQ_BUSY;
     }
     if (vector < SHCA_VEC_FIRST_EQ || vector >= s->vectors ||
-        c->log_size < SHCA_RING_LOG_MIN ||
-        (1u << MIN(c->log_size, 31)) > SOFTHCA_MAX_EQE || c->rsvd) {
+        !softhca_eq_log_size_ok(c->log_size) || c->rsvd) {
         return SHCA_AQ_BAD_PARAM;
     }
     status = softhca_buf_init(s, &eq->buf, &c->buf,

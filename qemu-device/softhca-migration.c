@@ -69,17 +69,6 @@ static int softhca_refuse(SofthcaState *s, const char *what, uint32_t n)
     return -EINVAL;
 }
 
-/* 0: the kernel's; else a context the stream allocated */
-static bool softhca_loaded_uctx_ok(SofthcaState *s, uint32_t uctx)
-{
-    return uctx == 0 || softhca_uctx_ok(s, uctx);
-}
-
-static bool softhca_loaded_cq_ok(SofthcaState *s, uint32_t cqn)
-{
-    return cqn < SOFTHCA_MAX_CQ && s->cqs[cqn].valid;
-}
-
 static int softhca_check_registers(SofthcaState *s)
 {
     bool enabled = s->status & SHCA_STATUS_RDY;
@@ -113,14 +102,15 @@ static int softhca_check_registers(SofthcaState *s)
         }
     }
     for (uint32_t i = 0; i < SOFTHCA_MAX_EQ; i++) {
-        if (s->eqs[i].valid && s->eqs[i].vector >= s->vectors) {
+        if (s->eqs[i].valid && (s->eqs[i].vector < SHCA_VEC_FIRST_EQ ||
+                                s->eqs[i].vector >= s->vectors)) {
             return softhca_refuse(s, "EQ", i);
         }
     }
     for (uint32_t pdn = 0; pdn <= SOFTHCA_MAX_PD; pdn++) {
         if (!test_bit(pdn, s->pd_map)) {
             s->pd_uctx[pdn] = 0;    /* a free PD's keeps its last owner */
-        } else if (pdn == 0 || !softhca_loaded_uctx_ok(s, s->pd_uctx[pdn])) {
+        } else if (pdn == 0 || !softhca_uctx_ok(s, s->pd_uctx[pdn])) {
             return softhca_refuse(s, "PD", pdn);
         }
     }
@@ -135,7 +125,7 @@ static int softhca_check_cqs(SofthcaState *s)
     for (uint32_t i = 0; i < SOFTHCA_MAX_CQ; i++) {
         SofthcaCq *cq = &s->cqs[i];
 
-        if (cq->valid && (!softhca_loaded_uctx_ok(s, cq->uctx) ||
+        if (cq->valid && (!softhca_uctx_ok(s, cq->uctx) ||
                           cq->eqn >= SOFTHCA_MAX_EQ ||
                           !s->eqs[cq->eqn].valid)) {
             return softhca_refuse(s, "CQ", i);
@@ -186,10 +176,10 @@ static int softhca_check_srqs(SofthcaState *s)
         if (!srq->valid) {
             continue;
         }
-        if (srq->srqn != i || !softhca_loaded_uctx_ok(s, srq->uctx) ||
+        if (srq->srqn != i || !softhca_uctx_ok(s, srq->uctx) ||
             !softhca_pd_ok(s, srq->pdn) ||
             (srq->xrc && (!softhca_xrcd_ok(s, srq->xrcdn) ||
-                          !softhca_loaded_cq_ok(s, srq->cqn)))) {
+                          !softhca_cq_get(s, srq->cqn)))) {
             return softhca_refuse(s, "SRQ", i);
         }
         softhca_pd_hold(s, srq->pdn);
@@ -202,17 +192,16 @@ static int softhca_check_srqs(SofthcaState *s)
 
 static bool softhca_loaded_qp_refs_ok(SofthcaState *s, SofthcaQp *qp)
 {
-    if (!softhca_loaded_uctx_ok(s, qp->uctx)) {
+    if (!softhca_uctx_ok(s, qp->uctx)) {
         return false;
     }
     if (qp->type == SHCA_QPT_XRC_TGT) {
         return softhca_xrcd_ok(s, qp->xrcdn);
     }
     return softhca_pd_ok(s, qp->pdn) &&
-           softhca_loaded_cq_ok(s, qp->send_cqn) &&
-           softhca_loaded_cq_ok(s, qp->recv_cqn) &&
-           (!qp->srqn || (qp->srqn <= SOFTHCA_MAX_SRQ &&
-                          s->srqs[qp->srqn].valid)) &&
+           softhca_cq_get(s, qp->send_cqn) &&
+           softhca_cq_get(s, qp->recv_cqn) &&
+           (!qp->srqn || softhca_srq_get(s, qp->srqn)) &&
            qp->attr.av.sgid_index < SOFTHCA_MAX_GID;
 }
 

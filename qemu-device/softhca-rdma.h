@@ -137,6 +137,9 @@ uint32_t softhca_mr_key(const SofthcaState *s, const SofthcaMr *mr);
 #define SOFTHCA_RQ_SHIFT_MIN    4
 #define SOFTHCA_WQE_SHIFT_MAX   9
 
+/* A work queue's ring size and stride, of at least 2^shift_min bytes. */
+bool softhca_wq_geometry_ok(uint32_t log_size, uint32_t wqe_shift,
+                            uint32_t shift_min);
 /* Check a work queue's geometry and take its buffer, record bytes more. */
 uint8_t softhca_wq_init(SofthcaState *s, SofthcaWq *wq,
                         const struct shca_buf_desc *desc, uint8_t log_size,
@@ -154,6 +157,8 @@ bool softhca_wq_read(SofthcaState *s, const SofthcaWq *wq, uint16_t index,
  */
 bool softhca_cq_push_se(SofthcaState *s, uint32_t cqn, struct shca_cqe *cqe,
                         bool solicited);
+/* Whether a CQ of 2^log_size CQEs is within the limits (spec §3.1). */
+bool softhca_cq_log_size_ok(uint32_t log_size);
 /* Whether CQ cqn overran: it takes no more CQEs (spec §13.1). */
 bool softhca_cq_in_error(SofthcaState *s, uint32_t cqn);
 

@@ -419,7 +419,11 @@ static uint32_t softhca_tp_op_size(const SofthcaQp *qp)
                          SOFTHCA_MAX_INLINE));
 }
 
-uint8_t softhca_tp_create(SofthcaState *s, SofthcaQp *qp)
+/*
+ * The host memory of a QP's transport state, by its SQ and type, taken
+ * from transport-mem (spec §19) into qp->tp.mem; false if it does not fit.
+ */
+static bool softhca_tp_reserve(SofthcaState *s, SofthcaQp *qp)
 {
     uint64_t mem = (uint64_t)softhca_tp_nops(qp) * softhca_tp_op_size(qp);
 
@@ -427,13 +431,21 @@ uint8_t softhca_tp_create(SofthcaState *s, SofthcaQp *qp)
         mem += SOFTHCA_MAX_QP_RD_ATOM * SOFTHCA_TP_RD_BYTES;
     }
     if (mem > s->tp_mem_max - s->tp_mem) {
+        return false;
+    }
+    s->tp_mem += mem;
+    qp->tp.mem = mem;
+    return true;
+}
+
+uint8_t softhca_tp_create(SofthcaState *s, SofthcaQp *qp)
+{
+    if (!softhca_tp_reserve(s, qp)) {
         qemu_log_mask(LOG_GUEST_ERROR, "softhca: QP %u: transport-mem "
                       "spent (%" PRIu64 " of %" PRIu64 " bytes)\n", qp->qpn,
                       s->tp_mem, s->tp_mem_max);
         return SHCA_AQ_NO_RESOURCES;
     }
-    s->tp_mem += mem;
-    qp->tp.mem = mem;
     softhca_tp_reset(s, qp);
     return SHCA_AQ_OK;
 }
@@ -460,16 +472,10 @@ bool softhca_tp_loaded(SofthcaState *s, SofthcaQp *qp)
 {
     SofthcaQpTransport *tp = &qp->tp;
     unsigned work = tp->sched;
-    uint64_t mem = (uint64_t)softhca_tp_nops(qp) * softhca_tp_op_size(qp);
 
-    if (softhca_qp_is_rc(qp)) {
-        mem += SOFTHCA_MAX_QP_RD_ATOM * SOFTHCA_TP_RD_BYTES;
-    }
-    if (mem > s->tp_mem_max - s->tp_mem) {
+    if (!softhca_tp_reserve(s, qp)) {
         return false;
     }
-    s->tp_mem += mem;
-    tp->mem = mem;
     tp->s = s;
     tp->retry_timer = softhca_timer_new(s, softhca_comp_timer_cb, qp);
     tp->ack_timer = softhca_timer_new(s, softhca_resp_ack_timer_cb, qp);

@@ -82,8 +82,7 @@ static int softhca_eq_post_load(void *opaque, int version_id)
     if (!eq->valid) {
         return eq->buf.npages ? -EINVAL : 0;
     }
-    if (eq->log_size < SHCA_RING_LOG_MIN ||
-        (1ull << MIN(eq->log_size, 63)) > SOFTHCA_MAX_EQE ||
+    if (!softhca_eq_log_size_ok(eq->log_size) ||
         !softhca_buf_holds(&eq->buf, SHCA_BUF_LIST_MAX,
                            (uint64_t)SHCA_EQE_SIZE << eq->log_size) ||
         eq->pi >= (1u << eq->log_size) || eq->ci >= (1u << eq->log_size)) {
@@ -148,8 +147,7 @@ static int softhca_cq_post_load(void *opaque, int version_id)
 {
     SofthcaCq *cq = opaque;
 
-    if (!cq->valid || cq->log_size < SHCA_RING_LOG_MIN ||
-        (1ull << MIN(cq->log_size, 63)) > SOFTHCA_MAX_CQE ||
+    if (!cq->valid || !softhca_cq_log_size_ok(cq->log_size) ||
         !softhca_buf_holds(&cq->buf, SHCA_BUF_LIST_MAX,
                            ((uint64_t)SHCA_CQE_SIZE << cq->log_size) +
                            sizeof(struct shca_cq_record))) {
@@ -273,10 +271,7 @@ const VMStateDescription vmstate_softhca_mr = {
 bool softhca_vmstate_wq_ok(const SofthcaWq *wq, uint8_t shift_min,
                            size_t record)
 {
-    return wq->wqe_shift >= shift_min &&
-           wq->wqe_shift <= SOFTHCA_WQE_SHIFT_MAX &&
-           wq->log_size <= 31 &&
-           (1u << wq->log_size) <= SOFTHCA_MAX_QP_WR &&
+    return softhca_wq_geometry_ok(wq->log_size, wq->wqe_shift, shift_min) &&
            softhca_buf_holds(&wq->buf, SHCA_BUF_LIST_MAX,
                              (1ull << (wq->log_size + wq->wqe_shift)) +
                              record) &&

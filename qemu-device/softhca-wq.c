@@ -33,12 +33,18 @@ bool softhca_wq_read(SofthcaState *s, const SofthcaWq *wq, uint16_t index,
                             wqe, len);
 }
 
+bool softhca_wq_geometry_ok(uint32_t log_size, uint32_t wqe_shift,
+                            uint32_t shift_min)
+{
+    return wqe_shift >= shift_min && wqe_shift <= SOFTHCA_WQE_SHIFT_MAX &&
+           log_size <= 31 && (1u << log_size) <= SOFTHCA_MAX_QP_WR;
+}
+
 uint8_t softhca_wq_init(SofthcaState *s, SofthcaWq *wq,
                         const struct shca_buf_desc *desc, uint8_t log_size,
                         uint8_t wqe_shift, uint8_t shift_min, size_t record)
 {
-    if (wqe_shift < shift_min || wqe_shift > SOFTHCA_WQE_SHIFT_MAX ||
-        log_size > 31 || (1u << log_size) > SOFTHCA_MAX_QP_WR) {
+    if (!softhca_wq_geometry_ok(log_size, wqe_shift, shift_min)) {
         return SHCA_AQ_BAD_PARAM;
     }
     wq->log_size = log_size;

@@ -440,6 +440,8 @@ void softhca_db_drain(SofthcaState *s);
 bool softhca_admin_start(SofthcaState *s);
 
 /* softhca-eq.c */
+/* Whether an EQ of 2^log_size EQEs is within the limits (spec §3.1). */
+bool softhca_eq_log_size_ok(uint32_t log_size);
 uint8_t softhca_eq_create(SofthcaState *s, const struct shca_aq_create_eq *c);
 uint8_t softhca_eq_destroy(SofthcaState *s, uint32_t eqn);
 void softhca_eq_doorbell(SofthcaState *s, uint32_t eqn, uint32_t val);
