@@ -59,6 +59,19 @@ static void check_cqe(struct shca_cqe cqe, uint8_t status, uint64_t wr_id)
     g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, wr_id);
 }
 
+/* SEND i of PAYLOAD bytes of pattern i + 1 from src to dst, completed. */
+static void send_round(Rdma *r, Loop *l, uint16_t i, uint64_t src,
+                       uint64_t dst)
+{
+    fill_pattern(r, src, PAYLOAD, i + 1);
+    loop_send_recv(r, l, i, src, dst, PAYLOAD);
+    rdma_db(r, 0, SHCA_DB_RQ, (uint32_t)(i + 1) << 16 | l->qpn);
+    rdma_db(r, 0, SHCA_DB_SQ, (uint32_t)(i + 1) << 16 | l->qpn);
+    check_cqe(loop_send_cqe(r, l), SHCA_CQE_SUCCESS, 0x200 + i);
+    check_cqe(loop_recv_cqe(r, l), SHCA_CQE_SUCCESS, 0x100 + i);
+    check_pattern(r, dst, PAYLOAD, i + 1);
+}
+
 /*
  * An RC QP that talks to itself, with a SEND done before the migration:
  * after it, the same QP, CQs, MR and PD carry another, and a new QP can be
@@ -75,25 +88,13 @@ static void test_migration_idle_device(void)
     self_rc_start(&r, &l, netdev);
     src = guest_alloc(&r.h.alloc, PAYLOAD);
     dst = guest_alloc(&r.h.alloc, PAYLOAD);
-    fill_pattern(&r, src, PAYLOAD, 1);
-    loop_send_recv(&r, &l, 0, src, dst, PAYLOAD);
-    rdma_db(&r, 0, SHCA_DB_RQ, 1 << 16 | l.qpn);
-    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
-    check_cqe(loop_send_cqe(&r, &l), SHCA_CQE_SUCCESS, 0x200);
-    check_cqe(loop_recv_cqe(&r, &l), SHCA_CQE_SUCCESS, 0x100);
-    check_pattern(&r, dst, PAYLOAD, 1);
+    send_round(&r, &l, 0, src, dst);
 
     hca_migrate(&r.h, netdev2);
 
     g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
     g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_RTS);
-    fill_pattern(&r, src, PAYLOAD, 2);
-    loop_send_recv(&r, &l, 1, src, dst, PAYLOAD);
-    rdma_db(&r, 0, SHCA_DB_RQ, 2 << 16 | l.qpn);
-    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
-    check_cqe(loop_send_cqe(&r, &l), SHCA_CQE_SUCCESS, 0x201);
-    check_cqe(loop_recv_cqe(&r, &l), SHCA_CQE_SUCCESS, 0x101);
-    check_pattern(&r, dst, PAYLOAD, 2);
+    send_round(&r, &l, 1, src, dst);
     /* the tables go on from where they were: a new QP has a new number */
     loop_start(&r, &l2, SHCA_QPT_RC, 7);
     g_assert_cmpuint(l2.qpn, !=, l.qpn);
@@ -405,7 +406,6 @@ static void test_migration_xrc(void)
 {
     g_autofree char *netdev = dgram_loop_netdev();
     g_autofree char *netdev2 = dgram_loop_netdev();
-    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_CREATE_SRQ };
     uint32_t xrcdn, xsrq, ini, tgt, key, xkey, xpd, kpd, tcq, scq;
     uint64_t sq, srqbuf, tcqbuf, scqbuf, tx, rx;
     uint8_t got[28];
@@ -429,14 +429,8 @@ static void test_migration_xrc(void)
     r.pd = kpd;
     srqbuf = guest_alloc(&r.h.alloc, 4096);
     qtest_memset(r.h.qts, srqbuf, 0, 4096);
-    cmd.create_srq.pdn = cpu_to_le32(xpd);
-    cmd.create_srq.log_size = SRQ_LOG;
-    cmd.create_srq.wqe_shift = SRQ_SHIFT;
-    cmd.create_srq.flags = SHCA_SRQ_F_XRC;
-    buf_direct(&cmd.create_srq.buf, srqbuf, 1);
-    cmd.create_srq.xrcdn = cpu_to_le32(xrcdn);
-    cmd.create_srq.cqn = cpu_to_le32(tcq);
-    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &xsrq), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(xrc_srq_cmd(&r, xpd, xrcdn, tcq, srqbuf, &xsrq), ==,
+                     SHCA_AQ_OK);
     q = (Srq) { .srqn = xsrq, .buf = srqbuf, .log_size = SRQ_LOG };
     g_assert_cmpuint(xrc_create_qp(&r, SHCA_QPT_XRC_TGT, xrcdn, 0, 0, &tgt),
                      ==, SHCA_AQ_OK);
@@ -572,25 +566,7 @@ static bool load_stream(const char *path, bool *ran)
                     "{'uri': %s, 'exit-on-error': false}}", uri);
     g_assert(qdict_haskey(rsp, "return"));
     qobject_unref(rsp);
-    for (int t = 0; ; t++) {
-        QDict *r = qtest_qmp(qts, "{'execute': 'query-migrate'}");
-        QDict *ret = qdict_get_qdict(r, "return");
-        const char *st = qdict_haskey(ret, "status") ?
-                         qdict_get_str(ret, "status") : "none";
-
-        if (!strcmp(st, "completed") || !strcmp(st, "failed")) {
-            if (qdict_haskey(ret, "error-desc")) {
-                g_test_message("refused: %s",
-                               qdict_get_str(ret, "error-desc"));
-            }
-            status = g_strdup(st);
-            qobject_unref(r);
-            break;
-        }
-        qobject_unref(r);
-        g_assert_cmpint(t, <, 3000);
-        g_usleep(10 * 1000);
-    }
+    status = hca_migration_status(qts);
     *ran = !strcmp(status, "completed");
     if (*ran) {
         /* what passed the checks runs: its timers expire, its QP sends */
@@ -620,6 +596,7 @@ static void test_migration_corrupt_state_refused(void)
     g_autofree char *uri = g_strdup_printf("file:%s", path);
     g_autofree char *bad = g_strdup_printf("%s/bad", dir);
     g_autofree uint8_t *stream = NULL;
+    g_autofree char *saved = NULL;
     unsigned refused = 0;
     size_t len, start, n;
     uint64_t src, dst;
@@ -637,20 +614,8 @@ static void test_migration_corrupt_state_refused(void)
     rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
     qtest_qmp_assert_success(r.h.qts, "{'execute': 'migrate', 'arguments': "
                              "{'uri': %s}}", uri);
-    for (int t = 0; ; t++) {
-        QDict *rsp = qtest_qmp(r.h.qts, "{'execute': 'query-migrate'}");
-        const char *st = qdict_get_str(qdict_get_qdict(rsp, "return"),
-                                       "status");
-        bool done = !strcmp(st, "completed");
-
-        g_assert_cmpstr(st, !=, "failed");
-        qobject_unref(rsp);
-        if (done) {
-            break;
-        }
-        g_assert_cmpint(t, <, 3000);
-        g_usleep(10 * 1000);
-    }
+    saved = hca_migration_status(r.h.qts);
+    g_assert_cmpstr(saved, ==, "completed");
     hca_stop(&r.h);
 
     g_assert(g_file_get_contents(path, (gchar **)&stream, &len, NULL));

@@ -85,8 +85,11 @@ void hca_stop(Hca *h)
     qtest_quit(h->qts);
 }
 
-/* Poll QMP query-migrate on qts until it says done; its final status. */
-static char *hca_migration_status(QTestState *qts)
+/*
+ * Poll QMP query-migrate on qts (either side) until the migration has
+ * ended; its final status, and QEMU's reason as a test message if any.
+ */
+char *hca_migration_status(QTestState *qts)
 {
     for (int tries = 0; tries < 3000; tries++) {
         QDict *rsp = qtest_qmp(qts, "{'execute': 'query-migrate'}");
@@ -98,6 +101,10 @@ static char *hca_migration_status(QTestState *qts)
             !strcmp(st, "cancelled")) {
             char *done = g_strdup(st);
 
+            if (qdict_haskey(ret, "error-desc")) {
+                g_test_message("migration %s: %s", st,
+                               qdict_get_str(ret, "error-desc"));
+            }
             qobject_unref(rsp);
             return done;
         }
@@ -1246,6 +1253,22 @@ uint8_t srq_create_cmd(Rdma *r, uint32_t uctx, uint32_t pdn,
     cmd.create_srq.log_size = log_size;
     cmd.create_srq.wqe_shift = SRQ_SHIFT;
     buf_direct(&cmd.create_srq.buf, buf, npages);
+    return hca_cmd(&r->h, &cmd, srqn);
+}
+
+/* CREATE_SRQ of an XRC SRQ of domain xrcdn in PD pdn, completing to cqn */
+uint8_t xrc_srq_cmd(Rdma *r, uint32_t pdn, uint32_t xrcdn, uint32_t cqn,
+                    uint64_t buf, uint32_t *srqn)
+{
+    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_CREATE_SRQ };
+
+    cmd.create_srq.pdn = cpu_to_le32(pdn);
+    cmd.create_srq.log_size = SRQ_LOG;
+    cmd.create_srq.wqe_shift = SRQ_SHIFT;
+    cmd.create_srq.flags = SHCA_SRQ_F_XRC;
+    buf_direct(&cmd.create_srq.buf, buf, 1);
+    cmd.create_srq.xrcdn = cpu_to_le32(xrcdn);
+    cmd.create_srq.cqn = cpu_to_le32(cqn);
     return hca_cmd(&r->h, &cmd, srqn);
 }
 

@@ -114,6 +114,7 @@ void hca_stop(Hca *h);
 bool hca_take_irq(Hca *h, unsigned vector);
 uint64_t hca_prop(Hca *h, const char *name);
 bool hca_running(QTestState *qts);
+char *hca_migration_status(QTestState *qts);
 void hca_migrate(Hca *h, const char *extra);
 void hca_config_admin(Hca *h, uint64_t aq, uint32_t aq_log,
                       uint64_t acq, uint32_t acq_log);
@@ -258,6 +259,8 @@ void srq_start(Rdma *r, Srq *q, uint32_t limit);
 void srq_post(Rdma *r, Srq *q, uint64_t wr_id, uint64_t addr,
               uint32_t len, uint32_t key);
 uint32_t srq_record_ci(Rdma *r, Srq *q);
+uint8_t xrc_srq_cmd(Rdma *r, uint32_t pdn, uint32_t xrcdn, uint32_t cqn,
+                    uint64_t buf, uint32_t *srqn);
 void srq_rc_start(Rdma *r, Srq *q, Loop *l, uint32_t limit, uint64_t *tx,
                   uint64_t *rx);
 uint8_t srq_modify(Rdma *r, Srq *q, uint32_t mask, uint32_t limit,

@@ -906,7 +906,7 @@ static void test_srq_of_another_pd(void)
 static void test_xrc(void)
 {
     g_autofree char *netdev = dgram_loop_netdev();
-    struct shca_aq_entry cmd = { .opcode = SHCA_AQ_CREATE_SRQ };
+    struct shca_aq_entry cmd;
     uint32_t xrcdn, xsrq, ini, tgt, key, xkey, xpd, kpd, junk, tcq, scq;
     uint64_t sq, srqbuf, tcqbuf, scqbuf, tx, rx, dst;
     uint8_t got[32];
@@ -940,19 +940,12 @@ static void test_xrc(void)
     /* the XRC SRQ: of the domain, completing to tcq; bad domain, bad CQ */
     srqbuf = guest_alloc(&r.h.alloc, 4096);
     qtest_memset(r.h.qts, srqbuf, 0, 4096);
-    cmd.create_srq.pdn = cpu_to_le32(xpd);
-    cmd.create_srq.log_size = SRQ_LOG;
-    cmd.create_srq.wqe_shift = SRQ_SHIFT;
-    cmd.create_srq.flags = SHCA_SRQ_F_XRC;
-    buf_direct(&cmd.create_srq.buf, srqbuf, 1);
-    cmd.create_srq.xrcdn = cpu_to_le32(xrcdn + 1);
-    cmd.create_srq.cqn = cpu_to_le32(tcq);
-    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_HANDLE);
-    cmd.create_srq.xrcdn = cpu_to_le32(xrcdn);
-    cmd.create_srq.cqn = cpu_to_le32(999);
-    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_HANDLE);
-    cmd.create_srq.cqn = cpu_to_le32(tcq);
-    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &xsrq), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(xrc_srq_cmd(&r, xpd, xrcdn + 1, tcq, srqbuf, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(xrc_srq_cmd(&r, xpd, xrcdn, 999, srqbuf, NULL), ==,
+                     SHCA_AQ_BAD_HANDLE);
+    g_assert_cmpuint(xrc_srq_cmd(&r, xpd, xrcdn, tcq, srqbuf, &xsrq), ==,
+                     SHCA_AQ_OK);
     q = (Srq) { .srqn = xsrq, .buf = srqbuf, .log_size = SRQ_LOG };
     srq_start(&r, &basic, 0);
 
