@@ -23,11 +23,14 @@ mig_retransmits() {
 	echo "$sum"
 }
 
-# migrate_under "NODE..." TRAFFIC...: TRAFFIC (a case function, between
-# nodes 1 and 2 or 1 and 3) in the background and, once it has run for
-# MIGRATE_AFTER seconds (8), each NODE migrated in turn; both must pass.
+# migrate_under "NODE[:QEMU]..." TRAFFIC...: TRAFFIC (a case function,
+# between nodes 1 and 2 or 1 and 3, that checks its own results) in the
+# background and, once it has run for MIGRATE_AFTER seconds (8), each NODE
+# migrated in turn (to QEMU, another build, if given); both must pass.  The figures: each migration's downtime, what the
+# traffic's sides say of their longest wait and of what they lost, and the
+# retransmissions.
 migrate_under() {
-	local nodes=$1 pid rc=0 i k=0 reply before after
+	local nodes=$1 pid rc=0 i k=0 reply before after to
 	shift
 	before=$(mig_retransmits 1 2 3) || return 1
 	"$@" > "$out/traffic.log" 2>&1 &
@@ -35,26 +38,23 @@ migrate_under() {
 	sleep "${MIGRATE_AFTER:-8}"
 	for i in $nodes; do
 		k=$((k + 1))
-		if ! reply=$("$lab" migrate "$i" 2> "$out/migrate.err" | tail -n 1); then
+		to=()
+		[ "${i#*:}" = "$i" ] || to=(--qemu "${i#*:}")
+		i=${i%%:*}
+		if ! reply=$("$lab" migrate "$i" "${to[@]}" 2> "$out/migrate.err" | tail -n 1); then
 			cat "$out/migrate.err"
 			rc=1
 			break
 		fi
-		echo "# migration $k, node $i: downtime $(mig_figure downtime "$reply") ms," \
+		echo "# migration $k, node $i${to[1]:+ to ${to[1]}}: downtime $(mig_figure downtime "$reply") ms," \
 			"total $(mig_figure total-time "$reply") ms"
 	done
+	# a migration after the traffic ended would test nothing
+	kill -0 "$pid" 2> /dev/null || { echo "the traffic ended before the migrations did"; rc=1; }
 	wait "$pid" || rc=1
 	cat "$out/traffic.log"
-	# rdma-verify: both sides end with the same checksum over all the data
-	if grep -q ' rounds in ' "$out/traffic.log" &&
-		[ "$(sed -n 's/^\(client\|server\): [0-9]* rounds in .*checksum \(0x[0-9a-f]*\), errors 0$/\2/p' \
-			"$out/traffic.log" | sort | uniq -c | awk '$1 == 2' | wc -l)" != 1 ]; then
-		echo "no matching error-free summaries from both sides"
-		rc=1
-	fi
 	after=$(mig_retransmits 1 2 3) || return 1
-	sed -n 's/^\(client\|server\): longest wait between completions \(.*\)/# \1 (node 1 or peer): longest wait \2/p' \
-		"$out/traffic.log"
+	grep -E '^[a-z-]+: .*(longest|lost)' "$out/traffic.log" | sed 's/^/# /'
 	echo "# retransmissions during the case: $((after - before))"
 	for i in 1 2; do
 		on "$i" -- dmesg | grep -E 'Oops|BUG:|WARNING:|general protection' && rc=1
@@ -64,10 +64,52 @@ migrate_under() {
 
 # rdma-verify between node SERVER (device DEV) and node 1 (client,
 # softhca0), long enough to outlast the migrations; an ACK timeout of
-# 268 ms (-T 16) carries RC over a downtime of up to about 1.8 s.
+# 268 ms (-T 16) carries RC over a downtime of up to about 1.8 s.  Both
+# sides end with the same checksum over all the data.
 mig_verify() {	# dev server
-	PAIR_TIMEOUT=600 dev_pair 4 "$2" "$1" 1 softhca0 "timeout 600 rdma-verify" \
-		-n "${MIGRATE_ROUNDS:-900}" -s 0x3a11 -M 8M -T 16
+	local log
+	log=$(PAIR_TIMEOUT=600 dev_pair 4 "$2" "$1" 1 softhca0 "timeout 600 rdma-verify" \
+		-n "${MIGRATE_ROUNDS:-900}" -s 0x3a11 -M 8M -T 16)
+	local rc=$?
+	echo "$log"
+	[ "$(sed -n 's/^\(client\|server\): [0-9]* rounds in .*checksum \(0x[0-9a-f]*\), errors 0$/\2/p' \
+		<<< "$log" | sort | uniq -c | awk '$1 == 2' | wc -l)" = 1 ] ||
+		{ echo "no matching error-free summaries from both sides"; rc=1; }
+	return "$rc"
+}
+
+# rping -V from node 1 to node 2 (rdma_cm, RC): MIGRATE_PINGS pings of
+# 64 bytes, each checked by the client; the longest wait between two.
+mig_rping() {
+	local n=${MIGRATE_PINGS:-20000} log
+	log=$(pair_long 2 1 "timeout 300 rping -s -a 10.0.0.2 -S 64 -V" \
+		"longest-wait client timeout 300 rping -c -a 10.0.0.2 -S 64 -C $n -V -v" 310 \
+		cm_id_up 2 rping LISTEN)
+	local rc=$?
+	grep -v '^ping data: rdma-ping-' <<< "$log"
+	[ "$(grep -c '^ping data: rdma-ping-' <<< "$log")" = "$n" ] ||
+		{ echo "not $n pings"; rc=1; }
+	return "$rc"
+}
+
+# ud-echo from node 1 to node 2 for MIGRATE_SECONDS (30): every datagram
+# checked, the lost ones counted, and the path back at the end.
+mig_ud() {
+	PAIR_TIMEOUT=120 dev_pair 4 2 softhca0 1 softhca0 "timeout 100 ud-echo" \
+		-t "${MIGRATE_SECONDS:-30}"
+}
+
+# nvme_rdma_fio from node 1 to a target on node 2 (seed 27).
+mig_nvme() { nvme_rdma_fio 1 2 27; }
+
+# mpi-check's checked jobs between nodes 1 and 2 over and over for
+# MIGRATE_SECONDS (30), with the longest round.
+mig_mpi() {
+	local log
+	log=$(mpi_job 1,2 "check ${MIGRATE_SECONDS:-30}")
+	local rc=$?
+	echo "$log"
+	[ "$rc" = 0 ] && ! grep -q FAIL <<< "$log" && grep -q '^mpi-check: [0-9]* rounds in' <<< "$log"
 }
 
 # The lab saved (tests/lab snapshot), torn down, and restored from it

@@ -108,7 +108,8 @@ fio_job() {
 # nvme_rdma_fio HOST TARGET SEED: random 4 KiB writes 32 deep through
 # io_uring over the whole namespace, each block with its CRC32C and seed,
 # then every block read back and checked (fio exits non-zero on a bad
-# one); fio's error field is 0 and it wrote all of it.
+# one); fio's error field is 0 and it wrote all of it.  Also prints the
+# longest I/O, written or read.
 nvme_rdma_fio() {
 	local h=$1 tg=$2 seed=$3 dev line rc=1
 	fio_install "$h" || return 1
@@ -116,6 +117,7 @@ nvme_rdma_fio() {
 		line=$(fio_job "$h" "$dev" --rw=randwrite --bs=4k --iodepth=32 \
 			--verify=crc32c --verify_fatal=1 --randseed="$seed") &&
 			echo "$line" | cut -d';' -f1-9 &&
+			echo "host: longest I/O $(fio_figure max_lat_ms <<< "$line") ms" &&
 			awk -F';' -v kib="${NVME_RD_KB:-65536}" \
 				'/^3;/ { ok = $5 == 0 && $47 == kib } END { exit !ok }' <<< "$line" && rc=0
 	fi
@@ -125,13 +127,15 @@ nvme_rdma_fio() {
 
 # fio_figure WHAT < TERSE: one figure of a job's terse (version 3) line
 # from fio 3.x, if the job had no error: read_iops, read_lat (the mean
-# total latency, us), read_mbps or write_mbps (MB/s; fio's are KiB/s).
+# total latency, us), read_mbps or write_mbps (MB/s; fio's are KiB/s),
+# max_lat_ms (the longest total latency, read or written, ms).
 fio_figure() {
 	awk -F';' -v what="$1" '$1 == 3 && $5 == 0 {
 		if (what == "read_iops") printf "%.0f\n", $8
 		else if (what == "read_lat") printf "%.1f\n", $40
 		else if (what == "read_mbps") printf "%.1f\n", $7 * 1024 / 1e6
 		else if (what == "write_mbps") printf "%.1f\n", $48 * 1024 / 1e6
+		else if (what == "max_lat_ms") printf "%.1f\n", ($39 > $80 ? $39 : $80) / 1000
 	}'
 }
 

@@ -5,9 +5,12 @@
  * the same pattern, so a byte lost or misplaced by any layer below (Open
  * MPI, UCX, the RDMA device) shows as a failed check.
  *
- *   mpi-check check       allreduce, alltoall, a ring of large messages and
+ *   mpi-check check [SECONDS]
+ *                         allreduce, alltoall, a ring of large messages and
  *                         a barrier-heavy loop, on all ranks; rank 0
- *                         prints one line per job: "ok" or its failures
+ *                         prints one line per job: "ok" or its failures.
+ *                         With SECONDS, the four again until that many
+ *                         seconds have passed, and the longest round.
  *   mpi-check pingpong    ranks 0 and 1 over message sizes 4 B .. 4 MiB:
  *                         half round trip (µs) and bandwidth (MB/s)
  *
@@ -210,15 +213,29 @@ static void print_ranks(void)
 	}
 }
 
-static int run_checks(void)
+static int run_checks(double seconds)
 {
-	int ok = 1;
+	double start = MPI_Wtime(), round, longest = 0;
+	int ok = 1, rounds = 0, more;
 
 	print_ranks();
-	ok &= check_allreduce();
-	ok &= check_alltoall();
-	ok &= check_ring();
-	ok &= check_barriers();
+	do {
+		round = MPI_Wtime();
+		ok &= check_allreduce();
+		ok &= check_alltoall();
+		ok &= check_ring();
+		ok &= check_barriers();
+		rounds++;
+		round = MPI_Wtime() - round;
+		if (round > longest)
+			longest = round;
+		/* rank 0's clock decides, so that all ranks stop together */
+		more = MPI_Wtime() - start < seconds;
+		MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	} while (more);
+	if (rank == 0 && seconds > 0)
+		printf("mpi-check: %d rounds in %.1f s, the longest %.1f s\n",
+		       rounds, MPI_Wtime() - start, longest);
 	return ok;
 }
 
@@ -302,13 +319,13 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-	if (argc == 2 && !strcmp(argv[1], "check")) {
-		ok = run_checks();
+	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "check")) {
+		ok = run_checks(argc == 3 ? atof(argv[2]) : 0);
 	} else if (argc == 2 && !strcmp(argv[1], "pingpong")) {
 		ok = run_pingpong();
 	} else {
 		if (rank == 0)
-			fprintf(stderr, "usage: mpi-check check|pingpong\n");
+			fprintf(stderr, "usage: mpi-check check [SECONDS] | pingpong\n");
 		ok = 0;
 	}
 	MPI_Finalize();
