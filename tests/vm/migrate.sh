@@ -158,6 +158,12 @@ savevm_loadvm() {
 	softhca_pair 4 ibv_rc_pingpong -n 200 -s 4096
 }
 
+# tests/lab down removed the lab's folder: nothing of a migrated node's
+# QEMUs (their links to the files of the QEMU that ran last) is left.
+lab_dir_gone() {
+	[ ! -e "$LAB_DIR" ] || { ls -la "$LAB_DIR"; return 1; }
+}
+
 # Wait until QMP job $2 of node $1 has concluded without an error.
 mig_job_done() {
 	local t reply
