@@ -2,11 +2,14 @@
 /*
  * Pieces shared by the programs that run in the guests (tests/guest).
  */
+#define _GNU_SOURCE	/* program_invocation_short_name */
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -15,6 +18,18 @@
 #include "guest-util.h"
 
 int guest_failures;
+
+void guest_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", program_invocation_short_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
 
 double guest_now(void)
 {

@@ -26,6 +26,10 @@ extern int guest_failures;
 		}                                                       \
 	} while (0)
 
+/* Print "PROGRAM: message" on stderr and exit 2: a set-up error. */
+void guest_die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
 /* Seconds on the monotonic clock. */
 double guest_now(void);
 

@@ -31,7 +31,6 @@
 #include <getopt.h>
 #include <net/if.h>
 #include <netpacket/packet.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,22 +79,10 @@ static union ibv_gid gid;
 		}							\
 	} while (0)
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "ud-bad-input: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
 static void xfer(void *p, size_t len, bool out)
 {
 	if (guest_xfer(sock, p, len, out))
-		die("peer socket: %s", strerror(errno));
+		guest_die("peer socket: %s", strerror(errno));
 }
 
 static void tcp_setup(void)
@@ -103,7 +90,7 @@ static void tcp_setup(void)
 	sock = !host ? guest_tcp_accept(tcp_port) :
 		 guest_tcp_connect(host, tcp_port);
 	if (sock < 0)
-		die("no TCP connection on port %d: %s", tcp_port,
+		guest_die("no TCP connection on port %d: %s", tcp_port,
 		    strerror(errno));
 }
 
@@ -121,30 +108,30 @@ static void setup(uint32_t qkey, int depth)
 
 	ctx = guest_open_device(dev_name);
 	if (!ctx)
-		die("cannot open %s", dev_name);
+		guest_die("cannot open %s", dev_name);
 	if (ibv_query_gid(ctx, 1, gid_index, &gid))
-		die("query gid %d", gid_index);
+		guest_die("query gid %d", gid_index);
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 2 * depth, NULL, NULL, 0);
 	buf = calloc(depth, SLOT);
 	if (!pd || !cq || !buf)
-		die("alloc");
+		guest_die("alloc");
 	mr = ibv_reg_mr(pd, buf, (size_t)depth * SLOT, IBV_ACCESS_LOCAL_WRITE);
 	init.send_cq = cq;
 	init.recv_cq = cq;
 	qp = ibv_create_qp(pd, &init);
 	if (!mr || !qp)
-		die("reg_mr/create_qp: %s", strerror(errno));
+		guest_die("reg_mr/create_qp: %s", strerror(errno));
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_QKEY))
-		die("to INIT");
+		guest_die("to INIT");
 	attr.qp_state = IBV_QPS_RTR;
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
-		die("to RTR");
+		guest_die("to RTR");
 	attr.qp_state = IBV_QPS_RTS;
 	attr.sq_psn = 0;
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		die("to RTS");
+		guest_die("to RTS");
 }
 
 static void post_recv(int slot)
@@ -155,7 +142,7 @@ static void post_recv(int slot)
 				  .num_sge = 1 }, *bad;
 
 	if (ibv_post_recv(qp, &wr, &bad))
-		die("post_recv");
+		guest_die("post_recv");
 }
 
 /* One datagram of len bytes from buf's first slot, completed. */
@@ -174,11 +161,11 @@ static void send_one(struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
 	int n;
 
 	if (ibv_post_send(qp, &wr, &bad))
-		die("post_send: %s", strerror(errno));
+		guest_die("post_send: %s", strerror(errno));
 	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0 && guest_now() < end)
 		;
 	if (n != 1)
-		die("send to QP %#x: no completion in 5 s", qpn);
+		guest_die("send to QP %#x: no completion in 5 s", qpn);
 	CHECK(wc.status == IBV_WC_SUCCESS, "send to QP %#x: %s", qpn,
 	      ibv_wc_status_str(wc.status));
 }
@@ -324,15 +311,15 @@ static void send_raw(const struct peer_info *peer)
 	int fd;
 
 	if (memcmp(gid.raw, v4_prefix, 12) || memcmp(peer->gid, v4_prefix, 12))
-		die("-r needs IPv4 GIDs");
+		guest_die("-r needs IPv4 GIDs");
 	fd = socket(AF_PACKET, SOCK_RAW, 0);
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", raw_iface);
 	to.sll_ifindex = if_nametoindex(raw_iface);
 	if (fd < 0 || !to.sll_ifindex || ioctl(fd, SIOCGIFHWADDR, &ifr))
-		die("raw socket on %s: %s", raw_iface, strerror(errno));
+		guest_die("raw socket on %s: %s", raw_iface, strerror(errno));
 	memcpy(smac, ifr.ifr_hwaddr.sa_data, 6);
 	if (!arp_lookup(peer->gid + 12, dmac))
-		die("no ARP entry for the peer");
+		guest_die("no ARP entry for the peer");
 	memcpy(to.sll_addr, dmac, 6);
 	for (enum raw_fault fault = RAW_IP_CSUM; fault <= RAW_NONE; fault++) {
 		size_t len = raw_frame(f, smac, dmac, gid.raw + 12,
@@ -341,7 +328,7 @@ static void send_raw(const struct peer_info *peer)
 
 		if (sendto(fd, f, len, 0, (struct sockaddr *)&to,
 			   sizeof(to)) != (ssize_t)len)
-			die("raw send: %s", strerror(errno));
+			guest_die("raw send: %s", strerror(errno));
 	}
 	close(fd);
 }
@@ -365,7 +352,7 @@ static void client(void)
 	memcpy(ah_attr.grh.dgid.raw, peer.gid, 16);
 	ah = ibv_create_ah(pd, &ah_attr);
 	if (!ah)
-		die("create_ah: %s", strerror(errno));
+		guest_die("create_ah: %s", strerror(errno));
 
 	memset(buf, 'B', GOOD_LEN);
 	for (i = 0; i < n_bad; i++)
@@ -486,7 +473,7 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		host = argv[optind];
 	if (n_good < 1 || n_bad < 0 || n_good + n_bad > 4000)
-		die("-n 1.., -b 0.., together at most 4000");
+		guest_die("-n 1.., -b 0.., together at most 4000");
 	if (host)
 		client();
 	else

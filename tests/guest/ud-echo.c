@@ -21,7 +21,6 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,22 +59,10 @@ static struct ibv_ah *ah;
 static uint8_t *buf;		/* slot 0 sends (client), 1..DEPTH receive */
 static struct peer_info peer;
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "ud-echo: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
 static void xfer(void *p, size_t len, bool out)
 {
 	if (guest_xfer(sock, p, len, out))
-		die("peer socket: %s", strerror(errno));
+		guest_die("peer socket: %s", strerror(errno));
 }
 
 static uint8_t *slot(int i)
@@ -123,32 +110,32 @@ static void setup(void)
 
 	ctx = guest_open_device(dev_name);
 	if (!ctx)
-		die("cannot open %s", dev_name);
+		guest_die("cannot open %s", dev_name);
 	if (ibv_query_gid(ctx, 1, gid_index, &gid))
-		die("query gid %d", gid_index);
+		guest_die("query gid %d", gid_index);
 	pd = ibv_alloc_pd(ctx);
 	send_cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 	recv_cq = ibv_create_cq(ctx, DEPTH, NULL, NULL, 0);
 	buf = calloc(DEPTH + 1, SLOT);
 	if (!pd || !send_cq || !recv_cq || !buf)
-		die("alloc");
+		guest_die("alloc");
 	mr = ibv_reg_mr(pd, buf, (size_t)(DEPTH + 1) * SLOT,
 			IBV_ACCESS_LOCAL_WRITE);
 	init.send_cq = send_cq;
 	init.recv_cq = recv_cq;
 	qp = ibv_create_qp(pd, &init);
 	if (!mr || !qp)
-		die("reg_mr/create_qp: %s", strerror(errno));
+		guest_die("reg_mr/create_qp: %s", strerror(errno));
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_QKEY))
-		die("to INIT");
+		guest_die("to INIT");
 	attr.qp_state = IBV_QPS_RTR;
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
-		die("to RTR");
+		guest_die("to RTR");
 	attr.qp_state = IBV_QPS_RTS;
 	attr.sq_psn = 0;
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		die("to RTS");
+		guest_die("to RTS");
 	for (int i = 1; i <= DEPTH; i++) {
 		struct ibv_sge sge = { .addr = (uintptr_t)slot(i),
 				       .length = SLOT, .lkey = mr->lkey };
@@ -156,13 +143,13 @@ static void setup(void)
 					  .num_sge = 1 }, *bad;
 
 		if (ibv_post_recv(qp, &wr, &bad))
-			die("post_recv");
+			guest_die("post_recv");
 	}
 
 	sock = host ? guest_tcp_connect(host, tcp_port) :
 		      guest_tcp_accept(tcp_port);
 	if (sock < 0)
-		die("no TCP connection on port %d: %s", tcp_port,
+		guest_die("no TCP connection on port %d: %s", tcp_port,
 		    strerror(errno));
 	me.qpn = qp->qp_num;
 	memcpy(me.gid, gid.raw, 16);
@@ -171,7 +158,7 @@ static void setup(void)
 	memcpy(ah_attr.grh.dgid.raw, peer.gid, 16);
 	ah = ibv_create_ah(pd, &ah_attr);
 	if (!ah)
-		die("create_ah: %s", strerror(errno));
+		guest_die("create_ah: %s", strerror(errno));
 }
 
 static void repost(int i)
@@ -182,7 +169,7 @@ static void repost(int i)
 			   *bad;
 
 	if (ibv_post_recv(qp, &wr, &bad))
-		die("post_recv: %s", strerror(errno));
+		guest_die("post_recv: %s", strerror(errno));
 }
 
 /* Send len bytes at d to the peer and wait for the send's completion. */
@@ -200,11 +187,11 @@ static void send_to_peer(uint8_t *d, uint32_t len)
 	int n;
 
 	if (ibv_post_send(qp, &wr, &bad))
-		die("post_send: %s", strerror(errno));
+		guest_die("post_send: %s", strerror(errno));
 	while ((n = ibv_poll_cq(send_cq, 1, &wc)) == 0)
 		;
 	if (n < 0 || wc.status != IBV_WC_SUCCESS)
-		die("send: %s", n < 0 ? "poll failed" :
+		guest_die("send: %s", n < 0 ? "poll failed" :
 		    ibv_wc_status_str(wc.status));
 }
 
@@ -215,11 +202,11 @@ static bool receive(int *i, uint32_t *len)
 	int n = ibv_poll_cq(recv_cq, 1, &wc);
 
 	if (n < 0)
-		die("poll_cq failed");
+		guest_die("poll_cq failed");
 	if (!n)
 		return false;
 	if (wc.status != IBV_WC_SUCCESS)
-		die("receive: %s", ibv_wc_status_str(wc.status));
+		guest_die("receive: %s", ibv_wc_status_str(wc.status));
 	*i = wc.wr_id;
 	*len = wc.byte_len - GRH_BYTES;
 	return true;
@@ -352,7 +339,7 @@ int main(int argc, char **argv)
 		host = argv[optind];
 	if (size < sizeof(uint32_t) || size > SIZE_MAX_UD || seconds <= 0 ||
 	    max_lost < 0)
-		die("-s 4..%d, -t above 0, -l 0..", SIZE_MAX_UD);
+		guest_die("-s 4..%d, -t above 0, -l 0..", SIZE_MAX_UD);
 	setup();
 	return host ? client() : server();
 }

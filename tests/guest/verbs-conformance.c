@@ -42,7 +42,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,18 +66,6 @@ static struct ibv_pd *pd;
 static int gid_index = -1;
 static union ibv_gid gid;
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "verbs-conformance: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
 /* The device, a PD, and its first RoCE v2 GID of an IPv4 address. */
 static void open_device(void)
 {
@@ -88,12 +75,12 @@ static void open_device(void)
 
 	ctx = guest_open_device(dev_name);
 	if (!ctx)
-		die("cannot open %s", dev_name);
+		guest_die("cannot open %s", dev_name);
 	if (ibv_query_device(ctx, &dev_attr))
-		die("query_device");
+		guest_die("query_device");
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
-		die("alloc_pd");
+		guest_die("alloc_pd");
 	n = ibv_query_gid_table(ctx, entries, 32, 0);
 	for (ssize_t i = 0; i < n && gid_index < 0; i++) {
 		if (entries[i].gid_type == IBV_GID_TYPE_ROCE_V2 &&
@@ -103,7 +90,7 @@ static void open_device(void)
 		}
 	}
 	if (gid_index < 0)
-		die("no RoCE v2 IPv4 GID");
+		guest_die("no RoCE v2 IPv4 GID");
 }
 
 static struct ibv_cq *create_cq(int cqe)
@@ -111,7 +98,7 @@ static struct ibv_cq *create_cq(int cqe)
 	struct ibv_cq *cq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
 
 	if (!cq)
-		die("create_cq of %d: %s", cqe, strerror(errno));
+		guest_die("create_cq of %d: %s", cqe, strerror(errno));
 	return cq;
 }
 
@@ -177,13 +164,13 @@ static void ud_to_rts(struct ibv_qp *qp)
 
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_QKEY))
-		die("UD QP to INIT");
+		guest_die("UD QP to INIT");
 	attr.qp_state = IBV_QPS_RTR;
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE))
-		die("UD QP to RTR");
+		guest_die("UD QP to RTR");
 	attr.qp_state = IBV_QPS_RTS;
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		die("UD QP to RTS");
+		guest_die("UD QP to RTS");
 }
 
 /*
@@ -212,12 +199,12 @@ static void ud_unknown_qpn(void)
 	int i, err;
 
 	if (!buf || !qp)
-		die("UD QP: %s", strerror(errno));
+		guest_die("UD QP: %s", strerror(errno));
 	mr = ibv_reg_mr(pd, buf, (size_t)(DEPTH + 1) * SLOT,
 			IBV_ACCESS_LOCAL_WRITE);
 	ah = ibv_create_ah(pd, &ah_attr);
 	if (!mr || !ah)
-		die("reg_mr/create_ah: %s", strerror(errno));
+		guest_die("reg_mr/create_ah: %s", strerror(errno));
 	ud_to_rts(qp);
 	for (i = 0; i < DEPTH; i++) {
 		struct ibv_sge sge = { .addr = (uintptr_t)buf + (i + 1) * SLOT,
@@ -226,7 +213,7 @@ static void ud_unknown_qpn(void)
 					  .num_sge = 1 }, *bad;
 
 		if (ibv_post_recv(qp, &wr, &bad))
-			die("post_recv");
+			guest_die("post_recv");
 	}
 
 	/* the largest 24-bit QPN a QP may have, then one of 32 bits */
@@ -289,13 +276,13 @@ static struct ibv_qp *rc_self(struct ibv_cq *cq, int access)
 	struct guest_rc_peer self = { .psn = 0x321 };
 
 	if (!qp)
-		die("RC QP: %s", strerror(errno));
+		guest_die("RC QP: %s", strerror(errno));
 	self.qpn = qp->qp_num;
 	memcpy(self.gid, gid.raw, 16);
 	if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
 	    guest_rc_connect(qp, &self, gid_index, self.psn, 1, 10))
-		die("RC QP to RTS: %s", strerror(errno));
+		guest_die("RC QP to RTS: %s", strerror(errno));
 	return qp;
 }
 
@@ -323,7 +310,7 @@ static void zero_length_mr(void)
 	struct ibv_wc wc;
 
 	if (!buf)
-		die("no memory");
+		guest_die("no memory");
 	errno = 0;
 	mr = ibv_reg_mr(pd, buf + 64, 0, access);
 	GUEST_CHECK(mr, "reg_mr of 0 bytes: %s", strerror(errno));
@@ -345,7 +332,7 @@ static void zero_length_mr(void)
 		int err, want = ops[i].opcode == IBV_WR_SEND ? 2 : 1;
 
 		if (ops[i].opcode == IBV_WR_SEND && ibv_post_recv(qp, &rwr, &rbad))
-			die("post_recv");
+			guest_die("post_recv");
 		err = ibv_post_send(qp, &wr, &bad);
 		GUEST_CHECK(!err, "0-byte %s: post_send: %s", ops[i].what,
 			    strerror(err));
@@ -389,12 +376,12 @@ static void atomic_bad_one(const char *what, enum ibv_wr_opcode opcode,
 	int err;
 
 	if (!buf)
-		die("no memory");
+		guest_die("no memory");
 	memset(buf, 0, 4096);
 	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_ATOMIC);
 	if (!mr)
-		die("reg_mr: %s", strerror(errno));
+		guest_die("reg_mr: %s", strerror(errno));
 
 	sge.lkey = mr->lkey;
 	wr.sg_list = &sge;
@@ -494,14 +481,14 @@ static void mw_type2b(void)
 		    !!(dev_attr.device_cap_flags &
 		       IBV_DEVICE_MEM_WINDOW_TYPE_2B));
 	if (!other_pd || !buf)
-		die("alloc_pd: %s", strerror(errno));
+		guest_die("alloc_pd: %s", strerror(errno));
 	memset(buf, 0, 4096);
 	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);
 	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	other_mw = ibv_alloc_mw(other_pd, IBV_MW_TYPE_2);
 	if (!mr || !mw || !other_mw)
-		die("reg_mr/alloc_mw: %s", strerror(errno));
+		guest_die("reg_mr/alloc_mw: %s", strerror(errno));
 	qp_a = rc_self(cq_a, IBV_ACCESS_REMOTE_WRITE);
 	qp_b = rc_self(cq_b, IBV_ACCESS_REMOTE_WRITE);
 	qp_c = rc_self(cq_c, IBV_ACCESS_REMOTE_WRITE);
@@ -582,7 +569,7 @@ static void limit_count(const char *what, int max, void *(*create)(void),
 	int n;
 
 	if (!objs)
-		die("%d of %s: no memory", max, what);
+		guest_die("%d of %s: no memory", max, what);
 	for (n = 0; n < max; n++) {
 		objs[n] = create();
 		GUEST_CHECK(objs[n], "%s: %d of %d: %s", what, n + 1, max,
@@ -779,11 +766,11 @@ static void max_mcast(void)
 	int q, g, attached = 0;
 
 	if (!qps)
-		die("%d QPs: no memory", nqp);
+		guest_die("%d QPs: no memory", nqp);
 	for (q = 0; q < nqp; q++) {
 		qps[q] = create_qp(IBV_QPT_UD, cq, 1);
 		if (!qps[q])
-			die("UD QP %d: %s", q, strerror(errno));
+			guest_die("UD QP %d: %s", q, strerror(errno));
 		for (g = 0; g < ngrp; g++) {
 			mgid.raw[15] = g;
 			errno = ibv_attach_mcast(qps[q], &mgid, 0);
@@ -818,7 +805,7 @@ static void max_qp_rd_atom(void)
 	struct guest_rc_peer self = { .psn = 1 };
 
 	if (!qp)
-		die("RC QP: %s", strerror(errno));
+		guest_die("RC QP: %s", strerror(errno));
 	self.qpn = qp->qp_num;
 	memcpy(self.gid, gid.raw, 16);
 	GUEST_CHECK(dev_attr.max_qp_init_rd_atom == dev_attr.max_qp_rd_atom &&
@@ -898,7 +885,7 @@ int main(int argc, char **argv)
 		if (!strcmp(name, cases[i].name))
 			break;
 	if (!name || i == sizeof(cases) / sizeof(cases[0]))
-		die("-c names none of the cases");
+		guest_die("-c names none of the cases");
 	open_device();
 	cases[i].run();
 	return guest_failures ? 1 : 0;
