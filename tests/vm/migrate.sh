@@ -99,8 +99,9 @@ mig_ud() {
 		-t "${MIGRATE_SECONDS:-30}"
 }
 
-# nvme_rdma_fio from node 1 to a target on node 2 (seed 27).
-mig_nvme() { nvme_rdma_fio 1 2 27; }
+# nvme_rdma_fio from node 1 to a target on node 2 (seed 27), on a RAM
+# disk of 192 MiB: over 64 MiB the job can end before the migration does.
+mig_nvme() { NVME_RD_KB=196608 nvme_rdma_fio 1 2 27; }
 
 # mpi-check's checked jobs between nodes 1 and 2 over and over for
 # MIGRATE_SECONDS (30), with the longest round.
