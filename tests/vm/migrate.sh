@@ -26,9 +26,9 @@ mig_retransmits() {
 # migrate_under "NODE[:QEMU]..." TRAFFIC...: TRAFFIC (a case function,
 # between nodes 1 and 2 or 1 and 3, that checks its own results) in the
 # background and, once it has run for MIGRATE_AFTER seconds (8), each NODE
-# migrated in turn (to QEMU, another build, if given); both must pass.  The figures: each migration's downtime, what the
-# traffic's sides say of their longest wait and of what they lost, and the
-# retransmissions.
+# migrated in turn (to QEMU, another build, if given); both must pass.
+# The figures: each migration's downtime, what the traffic's sides say of
+# their longest wait and of what they lost, and the retransmissions.
 migrate_under() {
 	local nodes=$1 pid rc=0 i k=0 reply before after to
 	shift
