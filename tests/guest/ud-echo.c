@@ -218,6 +218,7 @@ static int client(void)
 	unsigned long streak = 0;
 	double end = guest_now() + seconds, last = 0, longest = 0, wait_end;
 	uint32_t seq, got, len;
+	bool too_many, not_back;
 	int i;
 	char c = 'd';
 
@@ -258,12 +259,13 @@ static int client(void)
 	       sent, echoed, lost, late, corrupt);
 	printf("client: longest wait between completions %.1f ms\n",
 	       longest * 1000);
-	if (lost > (unsigned long)max_lost)
+	too_many = lost > (unsigned long)max_lost;
+	not_back = streak < LAST_GOOD && streak < sent;
+	if (too_many)
 		printf("FAIL: more than %d lost\n", max_lost);
-	if (streak < LAST_GOOD && streak < sent)
+	if (not_back)
 		printf("FAIL: only the last %lu were echoed in time\n", streak);
-	return corrupt || lost > (unsigned long)max_lost ||
-	       (streak < LAST_GOOD && streak < sent);
+	return corrupt || too_many || not_back;
 }
 
 static int server(void)
