@@ -3,26 +3,38 @@
 # that play hosts, each with a bridge and a tap per node, joined by the
 # kernel's VXLAN when there are several.
 #
-#   one host       softhca-lab-ID: br0 (MTU 9000), tap I per node
+#   one host       softhca-lab-ID: br0, tap I per node
 #   --hosts H      softhca-lab-ID-hK, K = 1..H, each with br0 and its nodes'
 #                  taps, and vx0, a VXLAN device over eth0, one end of a
 #                  veth pair whose other end is on the underlay bridge ul
-#                  in softhca-lab-ID-u (10.255.0.K/24, MTU 1500)
+#                  in softhca-lab-ID-u (10.255.0.K/24)
 #   --vxlan-remote one host whose vx0 runs over this machine's own network
 #                  to the VXLAN endpoints of other machines' labs
 #
-# VXLAN adds 50 bytes to every frame: the bridges and the nodes' fabric
-# interfaces take the underlay's MTU less 50, so that RoCE's path MTU,
-# chosen from the interface MTU, fits (1450 gives 1024).
+# $LAB_DIR/mtu holds the MTU the nodes' fabric interfaces get (tests/lab
+# up --mtu): the bridges and taps take it too.  VXLAN adds 50 bytes to
+# every frame, so the lab's own underlay is that much larger; another
+# machine's network is what it is, and the nodes then get its MTU less 50
+# if that is smaller, so that RoCE's path MTU, chosen from the interface
+# MTU, fits (1450 gives 1024).
 #
 # $LAB_DIR/netns lists the namespaces, $LAB_DIR/node-netns "I NS" where
-# node I's tap is, and $LAB_DIR/mtu the nodes' MTU when not the default.
+# node I's tap is.
 
 VXLAN_VNI=4791
 VXLAN_PORT=4789
 VXLAN_OVERHEAD=50
-UNDERLAY_MTU=1500
 UNDERLAY_NET=10.255.0
+
+# Two UDP ports of 127.0.0.1 free now: the ends of a -netdev dgram link.
+free_udp_ports() {
+	/usr/bin/python3 -c '
+import socket
+socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in socks))'
+}
 
 # ns_add NS: a namespace of the lab, bridge netfilter hooks off in it (if
 # br_netfilter is loaded on the host: they cost every frame).
@@ -76,15 +88,16 @@ node_netns() {
 # REMOTES, a comma-separated list of other machines' addresses, one host
 # joined to them).
 make_fabric() {
-	local hosts=$1 remotes=$2 base k j ns nodes=() peers=() n i
+	local hosts=$1 remotes=$2 base k j ns nodes=() peers=() n i mtu umtu
 	shift 2
 	base=softhca-lab-$(lab_id)
+	mtu=$(cat "$LAB_DIR/mtu")
+	umtu=$((mtu + VXLAN_OVERHEAD))
 	if [ -n "$remotes" ]; then
 		make_remote_fabric "$base" "$remotes" "$@"
 	elif [ "$hosts" = 1 ]; then
-		# MTU 9000 leaves room for jumbo RoCE frames
 		ns_add "$base"
-		host_bridge "$base" 9000 "$@"
+		host_bridge "$base" "$mtu" "$@"
 	else
 		ns_add "$base-u"
 		ip -n "$base-u" link add ul type bridge stp_state 0
@@ -97,10 +110,10 @@ make_fabric() {
 			for i in $(seq 1 "$n"); do
 				[ $(((i - 1) * hosts / n + 1)) = "$k" ] && nodes+=("${!i}")
 			done
-			host_bridge "$ns" $((UNDERLAY_MTU - VXLAN_OVERHEAD)) "${nodes[@]}"
+			host_bridge "$ns" "$mtu" "${nodes[@]}"
 			ip -n "$base-u" link add "ul$k" type veth peer name eth0 netns "$ns"
-			ip -n "$base-u" link set "ul$k" mtu "$UNDERLAY_MTU" master ul up
-			ip -n "$ns" link set eth0 mtu "$UNDERLAY_MTU" up
+			ip -n "$base-u" link set "ul$k" mtu "$umtu" master ul up
+			ip -n "$ns" link set eth0 mtu "$umtu" up
 			ip -n "$ns" addr add "$UNDERLAY_NET.$k/24" dev eth0
 			ip -n "$ns" link add vx0 type vxlan id "$VXLAN_VNI" \
 				local "$UNDERLAY_NET.$k" dstport "$VXLAN_PORT" dev eth0
@@ -108,9 +121,8 @@ make_fabric() {
 			for j in $(seq 1 "$hosts"); do
 				[ "$j" = "$k" ] || peers+=("$UNDERLAY_NET.$j")
 			done
-			vxlan_join "$ns" vx0 $((UNDERLAY_MTU - VXLAN_OVERHEAD)) "${peers[@]}"
+			vxlan_join "$ns" vx0 "$mtu" "${peers[@]}"
 		done
-		echo $((UNDERLAY_MTU - VXLAN_OVERHEAD)) > "$LAB_DIR/mtu"
 	fi
 }
 
@@ -118,19 +130,23 @@ make_fabric() {
 # (where its socket stays) and then moved into the lab's: its frames go
 # out over the machine's network to the other machines' labs.
 make_remote_fabric() {
-	local ns=$1 remotes=$2 dev umtu vx peers=()
+	local ns=$1 remotes=$2 dev mtu vx peers=()
 	shift 2
 	IFS=, read -ra peers <<< "$remotes"
 	dev=$(ip route get "${peers[0]}" | sed -n 's/.* dev \([^ ]*\).*/\1/p')
 	[ -n "$dev" ] || fail "no route to ${peers[0]}"
-	umtu=$(cat "/sys/class/net/$dev/mtu")
+	mtu=$(($(cat "/sys/class/net/$dev/mtu") - VXLAN_OVERHEAD))
+	if [ "$mtu" -lt "$(cat "$LAB_DIR/mtu")" ]; then
+		log "MTU $mtu: $dev's less VXLAN's $VXLAN_OVERHEAD bytes"
+		echo "$mtu" > "$LAB_DIR/mtu"
+	fi
+	mtu=$(cat "$LAB_DIR/mtu")
 	ns_add "$ns"
-	host_bridge "$ns" $((umtu - VXLAN_OVERHEAD)) "$@"
+	host_bridge "$ns" "$mtu" "$@"
 	vx=vx$(lab_id)
 	ip link add "$vx" type vxlan id "$VXLAN_VNI" dstport "$VXLAN_PORT" dev "$dev"
 	ip link set "$vx" netns "$ns" || { ip link del "$vx"; fail "cannot move $vx into $ns"; }
-	vxlan_join "$ns" "$vx" $((umtu - VXLAN_OVERHEAD)) "${peers[@]}"
-	echo $((umtu - VXLAN_OVERHEAD)) > "$LAB_DIR/mtu"
+	vxlan_join "$ns" "$vx" "$mtu" "${peers[@]}"
 }
 
 # Every namespace of the lab, and with them their bridges, taps, veths
@@ -139,5 +155,5 @@ fabric_down() {
 	local ns
 	[ -e "$LAB_DIR/netns" ] || return 0
 	while read -r ns; do ip netns del "$ns" 2>/dev/null || true; done < "$LAB_DIR/netns"
-	rm -f "$LAB_DIR/netns" "$LAB_DIR/node-netns" "$LAB_DIR/mtu"
+	rm -f "$LAB_DIR/netns" "$LAB_DIR/node-netns"
 }

@@ -124,6 +124,15 @@ port_counter() {
 
 # Set both nodes' (1 and 2) netdev MTU to $1 and wait until device $2 (on
 # node 1; $3 on node 2, default the same) reports active_mtu $4.
+# Node $1's fabric interface has MTU $2, its RDMA device $3 active MTU $4.
+link_mtus() {
+	on "$1" -- ip link show dev eth0 | grep -q " mtu $2 " ||
+		{ echo "node $1: eth0's MTU is not $2"; return 1; }
+	on "$1" -- ibv_devinfo -d "$3" | grep -Eq "active_mtu:[[:space:]]+$4 " ||
+		{ echo "node $1: $3's active_mtu is not $4"; return 1; }
+	echo "node $1: MTU $2, $3's active MTU $4"
+}
+
 set_link_mtu() {	# netdev-mtu dev1 dev2 active-mtu
 	local i t dev
 	for i in 1 2; do

@@ -157,6 +157,27 @@ lab_stale_reaped() {
 	return "$rc"
 }
 
+# make run's demo (tests/demo), in a lab folder of its own: it shows
+# both WRITE bandwidths and their ratio, leaves its softhca lab up and
+# nothing of its rxe lab.
+demo_run() {
+	local dir rc=0 figures
+	dir=$(mktemp -d /tmp/softhca-demo.XXXXXX)
+	LAB_DIR=$dir "$here/../demo" > "$out/demo.log" 2>&1 || { echo "the demo failed"; rc=1; }
+	sed 's/\x1b\[[0-9;]*m//g' "$out/demo.log"
+	figures=$(sed -n 's/\x1b\[[0-9;]*m//g; s/^  \(softhca\|Soft-RoCE\) *\([0-9.]*\) MiB\/s$/\1 \2/p' "$out/demo.log")
+	[ "$(grep -c ' [0-9]' <<< "$figures")" = 2 ] || { echo "no two figures"; rc=1; }
+	grep -Eq '^  softhca is [0-9.]+x Soft-RoCE' "$out/demo.log" || { echo "no ratio"; rc=1; }
+	echo "# demo, ib_write_bw MiB/s: $(paste -sd' ' <<< "$figures")"
+	[ "$(LAB_DIR=$dir "$lab" status | grep -c ' ready ')" = 2 ] ||
+		{ echo "the softhca lab is not up"; rc=1; }
+	lab_leftovers "$dir.rxe" || rc=1
+	LAB_DIR=$dir "$lab" down || rc=1
+	lab_leftovers "$dir" || rc=1
+	rm -rf "$dir"
+	return "$rc"
+}
+
 # An up that is stopped (a CI timeout's SIGTERM) while its nodes boot
 # leaves nothing behind.
 lab_up_interrupted() {
@@ -204,17 +225,17 @@ lab_kvm_probe_once() {
 	return "$rc"
 }
 
-# Nodes $1 and $2 are on different hosts, and node $1's fabric interface
-# and RDMA port have the MTUs a VXLAN fabric leaves: interface $3, RoCE $4.
+# Nodes $1 and $2 are on different hosts, node $1's fabric interface and
+# RDMA port have MTUs $3 and $4, and its host's underlay room for VXLAN's
+# 50 bytes more.
 across_hosts() {
-	local a=$1 b=$2 st na nb
+	local a=$1 b=$2 st na nb umtu
 	st=$("$lab" status) || return 1
 	echo "$st"
 	na=$(node_netns "$a") && nb=$(node_netns "$b") || return 1
 	echo "node $a in $na, node $b in $nb"
 	[ -n "$na" ] && [ "$na" != "$nb" ] || return 1
-	on "$a" -- ip link show dev eth0 | grep -q " mtu $3 " ||
-		{ echo "node $a: eth0's MTU is not $3"; return 1; }
-	on "$a" -- ibv_devinfo -d softhca0 | grep -Eq "active_mtu:[[:space:]]+$4 " ||
-		{ echo "node $a: active_mtu is not $4"; return 1; }
+	link_mtus "$a" "$3" softhca0 "$4" || return 1
+	umtu=$(ip netns exec "$na" cat /sys/class/net/eth0/mtu) || return 1
+	[ "$umtu" = $(($3 + 50)) ] || { echo "$na: underlay MTU $umtu, not $(($3 + 50))"; return 1; }
 }
