@@ -50,6 +50,20 @@ apt-get install -y -q --no-install-recommends \
 	iproute2 bridge-utils tshark socat procps openssh-client gnuplot-nox \
 	clang libclang-rt-dev llvm mmdebstrap ccache \
 	"${headers[@]}"
+# libvirt's daemon and virsh for the libvirt VM case (tests/vm/libvirt.sh
+# starts its own libvirtd); qemu-img for its snapshots' disks.  No service
+# starts: policy-rc.d forbids it while apt runs, as on machines where one
+# already does (and none without systemd running would anyway).
+policy=/usr/sbin/policy-rc.d
+made_policy=
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' > "$policy"
+	chmod 755 "$policy"
+	made_policy=1
+	trap 'rm -f "$policy"' EXIT
+fi
+apt-get install -y -q --no-install-recommends libvirt-daemon-system libvirt-clients qemu-utils
+[ -z "$made_policy" ] || { rm -f "$policy"; trap - EXIT; }
 # pycotap: a pristine QEMU tree's configure wants it (tests/series/run);
 # Debian's +ds source lacks the wheel that the upstream tarball bundles
 apt-get install -y -q --no-install-recommends -t bookworm-backports meson python3-pycotap

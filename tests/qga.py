@@ -12,12 +12,16 @@ exec copies the command's stdout/stderr to ours and exits with its status
 Every request uses its own short connection: QEMU's chardev accepts one
 client at a time, so holding the socket while a long command runs would
 block every other client of the same guest.
+
+SOCKET virsh:DOMAIN reaches the agent of a libvirt domain through `virsh
+qemu-agent-command` instead: libvirt holds the agent's socket itself.
 """
 import argparse
 import base64
 import json
 import random
 import socket
+import subprocess
 import sys
 import time
 
@@ -88,8 +92,36 @@ class Agent:
         return reply["return"]
 
 
+class VirshAgent:
+    """The agent of libvirt domain DOMAIN, one virsh call per request."""
+
+    def __init__(self, domain, timeout):
+        self.domain = domain
+        self.timeout = max(1, int(timeout))
+
+    def close(self):
+        pass
+
+    def call(self, command, arguments=None):
+        r = subprocess.run(["virsh", "qemu-agent-command", "--timeout", str(self.timeout),
+                            self.domain, Agent._encode(command, arguments).decode()],
+                           capture_output=True, text=True, check=False)
+        if r.returncode != 0:
+            raise QgaError(r.stderr.strip() or f"virsh exited with {r.returncode}")
+        reply = json.loads(r.stdout)
+        if "error" in reply:
+            raise QgaError(reply["error"].get("desc", str(reply["error"])))
+        return reply["return"]
+
+
+def connect(path, timeout):
+    if path.startswith("virsh:"):
+        return VirshAgent(path[len("virsh:"):], timeout)
+    return Agent(path, timeout)
+
+
 def call(path, timeout, command, arguments=None):
-    agent = Agent(path, timeout)
+    agent = connect(path, timeout)
     try:
         return agent.call(command, arguments)
     finally:
@@ -138,7 +170,7 @@ PUSH_CHUNK = 1 << 20
 
 
 def push(path, timeout, local, remote):
-    agent = Agent(path, timeout)
+    agent = connect(path, timeout)
     try:
         handle = agent.call("guest-file-open", {"path": remote, "mode": "w"})
         with open(local, "rb") as f:
