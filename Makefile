@@ -2,7 +2,8 @@
 #   make        build the device (in QEMU), the driver, the provider, the image
 #   make kernels  the driver and the image for every guest kernel we support
 #                 (make test builds only the driver for each: kernels-driver)
-#   make packages  softhca-dkms and the provider as .debs for your own VM
+#   make packages  softhca-dkms and the provider as .debs for your own VM,
+#                  and softhca-qemu, our QEMU, for the host
 #   make series  the QEMU, Linux and rdma-core patch series, from the tree
 #   make mpi-tests  the MPI programs the VM tests copy into the guests
 #   make fio    fio, which the NVMe over RDMA cases and make bench copy in
@@ -66,8 +67,8 @@ kernels-driver: image
 kernels: kernels-driver
 	$(STAGE) kernels-image "making an image for every guest kernel" images/build.sh --kernel all
 
-packages: provider
-	$(STAGE) packages "making the softhca-dkms and provider packages" scripts/packages.sh
+packages: provider qemu
+	$(STAGE) packages "making the softhca-dkms, provider and QEMU packages" scripts/packages.sh
 
 # QEMU's needs the source that the qemu stage fetches
 series: qemu provider

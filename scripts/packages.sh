@@ -10,6 +10,13 @@
 #                             rdma-core $RDMA_CORE_VERSION, and its .driver
 #                             file
 #
+# and for the host, Debian 12 or 13:
+#
+#   softhca-qemu_Q+V_amd64.deb
+#                             our QEMU Q (qemu-device/build.sh) under
+#                             /opt/softhca-qemu, apart from any QEMU of the
+#                             distribution's
+#
 # V is the hardware version (spec/softhca_hw.h) and the number of commits.
 # Prints the packages' paths.
 set -euo pipefail
@@ -25,11 +32,14 @@ package_version() {
 	echo "$major.$minor.$(git -C "$SOFTHCA_TOP" rev-list --count HEAD 2>/dev/null || echo 0)"
 }
 
+# The value of field $2 in the control file of stage $1.
+control_field() { sed -n "s/^$2: //p" "$1/DEBIAN/control"; }
+
 # build_deb STAGE: a .deb of folder STAGE (DEBIAN/control inside), in $out.
 build_deb() {
 	local stage=$1 name
 	find "$stage" -exec touch -h -d @0 {} +
-	name=$(sed -n 's/^Package: //p' "$stage/DEBIAN/control")_${version}_$(sed -n 's/^Architecture: //p' "$stage/DEBIAN/control").deb
+	name=$(control_field "$stage" Package)_$(control_field "$stage" Version)_$(control_field "$stage" Architecture).deb
 	dpkg-deb --root-owner-group -Zxz --build "$stage" "$out/$name" >/dev/null
 	echo "$out/$name"
 }
@@ -111,6 +121,44 @@ EOF
 	build_deb "$stage"
 }
 
+# The emulator, stripped, and links to the firmware of Debian's seabios
+# and qemu-system-data where it looks for it: QEMU is relocatable, and
+# finds share/qemu beside its bin.  It takes -L for other firmware.
+QEMU_FIRMWARE=(/usr/share/seabios/bios-256k.bin /usr/share/seabios/bios.bin
+	/usr/share/qemu/linuxboot_dma.bin /usr/share/qemu/kvmvapic.bin
+	/usr/share/qemu/multiboot_dma.bin /usr/share/qemu/pvh.bin)
+qemu_deb() {
+	local stage=$tmp/qemu prefix=/opt/softhca-qemu qemu glibc f
+	qemu=$(dirname "$("$SOFTHCA_TOP/qemu-device/build.sh")")/qemu-system-x86_64
+	glibc=$(objdump -T "$qemu" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n1)
+	mkdir -p "$stage$prefix/bin" "$stage$prefix/share/qemu" \
+		"$stage/usr/share/doc/softhca-qemu" "$stage/DEBIAN"
+	install -m 0755 -s "$qemu" "$stage$prefix/bin/qemu-system-x86_64"
+	for f in "${QEMU_FIRMWARE[@]}"; do
+		ln -s "$f" "$stage$prefix/share/qemu/${f##*/}"
+	done
+	cat > "$stage/usr/share/doc/softhca-qemu/copyright" <<EOF
+QEMU $QEMU_VERSION with the softhca device (qemu-device/).
+License: GPL-2.0-or-later; QEMU's own parts are under the licenses of
+QEMU's sources (GPL-2.0, LGPL-2.1 and others).
+EOF
+	# Debian 13 renamed GLib's package for 64-bit time_t: either serves
+	cat > "$stage/DEBIAN/control" <<EOF
+Package: softhca-qemu
+Version: $QEMU_VERSION+$version
+Architecture: amd64
+Maintainer: $maintainer
+Depends: libc6 (>= ${glibc#GLIBC_}), libglib2.0-0t64 | libglib2.0-0 (>= 2.74), libpcre2-8-0, libslirp0, zlib1g, seabios, qemu-system-data
+Section: misc
+Priority: optional
+Description: QEMU $QEMU_VERSION with softhca, an emulated RDMA NIC
+ qemu-system-x86_64 with -device softhca, a RoCEv2 RDMA NIC, for x86
+ guests (TCG and KVM), in /opt/softhca-qemu, apart from the
+ distribution's QEMU.
+EOF
+	build_deb "$stage"
+}
+
 version=$(package_version)
 mkdir -p "$out"
 rm -f "$out"/softhca-*.deb	# one version at a time
@@ -118,3 +166,4 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dkms_deb
 provider_deb
+qemu_deb

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The emulator as a package (sourced by tests/vm/run): softhca-qemu, from
+# scripts/packages.sh, installed with apt on a clean Debian 13 root that
+# mmdebstrap makes, boots node 2 of a lab from that root, with the
+# firmware of the root's own packages.
+
+qemu_pkg_root=$out/qemu-pkg-root
+
+# The root: Debian 13 (apt variant) and the package, whose dependencies
+# apt resolves from trixie.  The emulator there runs, has the device, and
+# every firmware file it links to is in the root.
+qemu_pkg_install() {
+	local deb mirror f root=$qemu_pkg_root
+	deb=$(ls "$SOFTHCA_CACHE"/packages/softhca-qemu_*_amd64.deb 2> /dev/null) ||
+		{ echo "no softhca-qemu package (make packages)"; return 1; }
+	mirror=$(debian_mirror)
+	rm -rf "$root"
+	mmdebstrap --quiet --variant=apt --components=main \
+		--customize-hook="copy-in $deb /tmp" \
+		--customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/${deb##*/}" \
+		trixie "$root" "deb $mirror trixie main" 2>&1 | grep -v '^I: ' || true
+	chroot "$root" dpkg-query -W softhca-qemu || return 1
+	grep VERSION= "$root/etc/os-release"
+	chroot "$root" /opt/softhca-qemu/bin/qemu-system-x86_64 -device help | grep '"softhca"' ||
+		return 1
+	for f in "$root"/opt/softhca-qemu/share/qemu/*; do
+		[ -e "$root$(readlink "$f")" ] || { echo "${f#"$root"} links to nothing"; return 1; }
+	done
+	# the emulator that node 2 runs: the root's, with the lab's folder and
+	# images at their own paths in the root
+	cat > "$out/qemu-pkg" <<-EOF
+		#!/bin/sh
+		exec unshare --mount --propagation private sh -c '
+			root=\$1
+			shift
+			for d in /dev /proc "$LAB_DIR" "$SOFTHCA_CACHE/images"; do
+				mkdir -p "\$root\$d" && mount --rbind "\$d" "\$root\$d" || exit 1
+			done
+			exec chroot "\$root" /opt/softhca-qemu/bin/qemu-system-x86_64 "\$@"' sh "$root" "\$@"
+	EOF
+	chmod +x "$out/qemu-pkg"
+}
+
+# Node $1's QEMU is the one from the package's root.
+qemu_pkg_runs() {
+	local pid exe
+	pid=$(cat "$LAB_DIR/node$1.pid") && exe=$(readlink "/proc/$pid/exe") || return 1
+	echo "node $1: pid $pid runs $exe"
+	[ "$exe" = "$qemu_pkg_root/opt/softhca-qemu/bin/qemu-system-x86_64" ]
+}
