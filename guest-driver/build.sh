@@ -6,6 +6,11 @@
 #   guest-driver/build.sh [VER...]   the kernels VER names (a version
 #                                    prefix, scripts/kernels.sh); none:
 #                                    the default kernel; "all": every one
+#   guest-driver/build.sh --kernel-tree DIR
+#                                    against a built kernel tree, with the
+#                                    host's compiler (make -C DIR M=...),
+#                                    in build/driver/tree-ID (ID: of DIR's
+#                                    path, as images/build.sh names it)
 #
 # Each kernel gets a build folder of its own, a copy of this folder and of
 # spec/'s headers, so that builds for several kernels never share
@@ -15,12 +20,27 @@
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
+# copy_sources DIR: this folder and spec/'s headers, into DIR.  cp -p
+# keeps times, so an unchanged file is not rebuilt.
+copy_sources() {
+	mkdir -p "$1/guest-driver" "$1/spec"
+	cp -p "$SOFTHCA_TOP"/guest-driver/{*.c,*.h,Makefile} "$1/guest-driver/"
+	cp -p "$SOFTHCA_TOP"/spec/*.h "$1/spec/"
+}
+
+build_tree() {
+	local tree dir
+	tree=$(cd "$1" && pwd) || exit 1
+	[ -e "$tree/Module.symvers" ] || die "$tree: no Module.symvers (make modules first)"
+	dir=$SOFTHCA_CACHE/build/driver/tree-$(printf %s "$tree" | sha256sum | cut -c1-12)
+	copy_sources "$dir"
+	make -s -C "$tree" M="$dir/guest-driver" modules >&2
+	echo "$dir/guest-driver/softhca.ko"
+}
+
 build_one() {
 	local rel=$1 dir=$SOFTHCA_CACHE/build/driver/$1 kdir
-	mkdir -p "$dir/guest-driver" "$dir/spec"
-	# cp -p keeps times, so an unchanged file is not rebuilt
-	cp -p "$SOFTHCA_TOP"/guest-driver/{*.c,*.h,Makefile} "$dir/guest-driver/"
-	cp -p "$SOFTHCA_TOP"/spec/*.h "$dir/spec/"
+	copy_sources "$dir"
 	case $(kernel_field "$rel" 4) in
 	host)
 		kdir=/lib/modules/$rel/build
@@ -39,6 +59,10 @@ build_one() {
 
 main() {
 	local want=("$@") rel
+	if [ "${1:-}" = --kernel-tree ]; then
+		build_tree "${2:?--kernel-tree wants a folder}"
+		return
+	fi
 	[ ${#want[@]} -gt 0 ] || want=("")
 	[ "${want[*]}" = all ] && read -ra want <<< "$(kernel_releases)"
 	for rel in "${want[@]}"; do

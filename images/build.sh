@@ -6,6 +6,12 @@
 #   images/build.sh [--kernel VER]   VER: a version prefix naming one of
 #                                    scripts/kernels.sh's kernels (default:
 #                                    the first), or "all"
+#   images/build.sh --kernel-tree DIR
+#                                    the kernel of a built tree (make
+#                                    bzImage modules): its bzImage and the
+#                                    modules its modules.order lists, in
+#                                    $SOFTHCA_CACHE/images/tree-ID (ID: of
+#                                    DIR's path); prints that folder
 #
 #   kernel     the kernel's image package from its suite, only the modules
 #              the lab needs plus their modules.dep closure;
@@ -57,7 +63,10 @@ GUEST_MODULES=(virtio_net virtio_rng ib_core ib_uverbs ib_cm iw_cm rdma_cm
 # asks the crypto API for "crc32" and fails with ENOENT without it);
 # crc32c_generic likewise for the iSCSI target's login ("crc32c").  From
 # 6.14 the CRC library serves both and these modules are gone.
-GUEST_MODULES_IF_ANY=(virtio_pci virtio_console crc32_generic crc32c_generic)
+# 9pnet_virtio and 9p mount a kernel tree the lab shares (tests/lab up
+# --kernel-tree).
+GUEST_MODULES_IF_ANY=(virtio_pci virtio_console crc32_generic crc32c_generic
+	9pnet_virtio 9p)
 # Packages staged whole. Of all other resolved packages (dependencies) only
 # the shared libraries that staged ELF files need are kept: most of them are
 # there for maintainer scripts (adduser, passwd, PAM, debconf, perl).
@@ -75,20 +84,30 @@ DROP_FILES=(usr/lib/x86_64-linux-gnu/ucx/lib*_rocm*
 # The links update-alternatives would make: name, then target.
 ALTERNATIVES=("usr/bin/mpirun mpirun.openmpi" "usr/bin/mpiexec mpiexec.openmpi")
 
-kver=$GUEST_KVER
+# The modules a tree's guests cannot do without; the others a tree may
+# leave out (then the cases that need them fail).
+TREE_CORE_MODULES=(ib_core ib_uverbs rdma_ucm)
+
+kver=$GUEST_KVER tree='' id=''
 if [ "${1:-}" = --kernel ] && [ "${2:-}" = all ]; then
 	for kver in $(kernel_releases); do "$0" --kernel "$kver" || exit 1; done
 	exit 0
 elif [ "${1:-}" = --kernel ]; then
 	kver=$(kernel_select "${2:?--kernel wants a version}") || exit 1
+elif [ "${1:-}" = --kernel-tree ]; then
+	tree=$(cd "${2:?--kernel-tree wants a folder}" && pwd) || exit 1
+	[ -s "$tree/include/config/kernel.release" ] && [ -e "$tree/arch/x86/boot/bzImage" ] ||
+		die "$tree: no built kernel (include/config/kernel.release, arch/x86/boot/bzImage: make bzImage modules)"
+	kver=$(cat "$tree/include/config/kernel.release")
+	id=tree-$(printf %s "$tree" | sha256sum | cut -c1-12)
 fi
-SOFTHCA_KO=${SOFTHCA_KO:-$SOFTHCA_CACHE/build/driver/$kver/guest-driver/softhca.ko}
+SOFTHCA_KO=${SOFTHCA_KO:-$SOFTHCA_CACHE/build/driver/${id:-$kver}/guest-driver/softhca.ko}
 SOFTHCA_PROVIDER=${SOFTHCA_PROVIDER:-$SOFTHCA_CACHE/build/rdma-core/lib/libsofthca-rdmav34.so}
 SOFTHCA_GUEST_TESTS=${SOFTHCA_GUEST_TESTS:-$SOFTHCA_CACHE/build/guest-tests}
 
-out=$SOFTHCA_CACHE/images/$kver
+out=$SOFTHCA_CACHE/images/${id:-$kver}
 debs=$SOFTHCA_CACHE/debs
-kroot=$SOFTHCA_CACHE/kernel/$kver
+kroot=$SOFTHCA_CACHE/kernel/${id:-$kver}
 aptdir=$SOFTHCA_CACHE/apt-trixie
 kaptdir=$SOFTHCA_CACHE/apt-kernels
 init_script=$SOFTHCA_TOP/images/init
@@ -138,9 +157,38 @@ extract_kernel() {
 	echo "$names" > "$kroot/.extracted"
 }
 
-# 7.x keeps the image with the modules, older kernels in /boot.
+# A built tree's modules, laid out in $kroot as modules_install would
+# put them, but as links to the tree's files (only those its
+# modules.order lists), with the tree's lists of built-in modules and
+# modules.dep.  Prints what the initrd's digest takes from the tree.
+tree_modules() {
+	local m ko mdir=$kroot/lib/modules/$kver f
+	rm -rf "$kroot"
+	mkdir -p "$mdir/kernel"
+	# modules.order names the objects (.o, or .ko before 6.2)
+	while read -r m; do
+		ko=${m%.o}
+		ko=${ko%.ko}.ko
+		[ -e "$tree/$ko" ] || continue
+		mkdir -p "$mdir/kernel/${ko%/*}"
+		ln -s "$tree/$ko" "$mdir/kernel/$ko"
+		echo "kernel/$ko"
+	done < "$tree/modules.order" > "$mdir/modules.order"
+	for f in modules.builtin modules.builtin.modinfo; do
+		if [ -e "$tree/$f" ]; then cp "$tree/$f" "$mdir/"; else : > "$mdir/$f"; fi
+	done
+	depmod -b "$kroot" "$kver"
+	{
+		sha256sum < "$tree/arch/x86/boot/bzImage"
+		sed 's|^kernel/||' "$mdir/modules.order" | (cd "$tree" && xargs -r sha256sum)
+	} | sha256sum | cut -c1-16
+}
+
+# 7.x keeps the image with the modules, older kernels in /boot; a tree
+# has its bzImage.
 kernel_image() {
 	local f
+	[ -z "$tree" ] || { echo "$tree/arch/x86/boot/bzImage"; return; }
 	for f in "$kroot/boot/vmlinuz-$kver" "$kroot/lib/modules/$kver/vmlinuz"; do
 		[ -e "$f" ] && { echo "$f"; return; }
 	done
@@ -149,12 +197,16 @@ kernel_image() {
 
 # Paths (relative to $kroot) of the wanted modules and everything they need.
 module_closure() {
-	local m
+	local m missing=()
 	{
 		for m in "${GUEST_MODULES[@]}"; do
-			modprobe -d "$kroot" -S "$kver" --show-depends "$m" ||
+			modprobe -d "$kroot" -S "$kver" --show-depends "$m" 2>/dev/null && continue
+			[ -n "$tree" ] && [[ " ${TREE_CORE_MODULES[*]} " != *" $m "* ]] ||
 				die "module $m not found in $kver"
+			missing+=("$m")
 		done
+		[ ${#missing[@]} = 0 ] ||
+			log "$tree has no modules ${missing[*]}: what needs them will not run"
 		for m in "${GUEST_MODULES_IF_ANY[@]}"; do
 			modprobe -d "$kroot" -S "$kver" --show-depends "$m" 2>/dev/null || true
 		done
@@ -389,8 +441,12 @@ main() {
 	# Several engineers rebuild the image: one build at a time.
 	exec 9> "$SOFTHCA_CACHE/images.lock"
 	flock 9
-	kdebs=$(kernel_debs)
-	extract_kernel $kdebs
+	if [ -n "$tree" ]; then
+		kdebs=$(tree_modules)
+	else
+		kdebs=$(kernel_debs)
+		extract_kernel $kdebs
+	fi
 
 	setup_apt_private "$aptdir" trixie
 	manifest=$out/packages.txt
@@ -405,6 +461,7 @@ main() {
 	digest=$(inputs_digest "$kdebs" "$manifest")
 	if [ -e "$out/initrd.img" ] && [ "$(cat "$out/initrd.digest" 2>/dev/null)" = "$digest" ]; then
 		log "initrd.img is up to date"
+		[ -z "$tree" ] || echo "$out"
 		return
 	fi
 	tmp=$(mktemp -d "$SOFTHCA_CACHE/stage.XXXXXX")
@@ -426,6 +483,7 @@ main() {
 	log "$kver initrd.img: $(du -h "$out/initrd.img" | cut -f1) ($(wc -l < "$manifest") packages," \
 		"softhca.ko $([ -e "$SOFTHCA_KO" ] && echo in || echo absent)," \
 		"provider $([ -e "$SOFTHCA_PROVIDER" ] && echo in || echo absent)) in $((SECONDS - start)) s"
+	[ -z "$tree" ] || echo "$out"
 }
 
 main "$@"

@@ -31,6 +31,8 @@ QEMU_CONFIGURE_OPTS=(
 	--without-default-features --without-default-devices
 	--with-devices-x86_64=softhca
 	--enable-tcg --enable-kvm --enable-slirp
+	# 9p: a kernel tree shared with the guests (glibc has the xattr calls)
+	--enable-virtfs --enable-attr
 	--enable-trace-backends=log	# `-trace softhca_*` prints to stderr
 	--disable-docs --disable-download --disable-install-blobs
 )
