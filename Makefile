@@ -17,7 +17,7 @@
 SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
-.PHONY: all deps qemu qemu-releases driver provider guest-tests image kernels-driver kernels packages \
+.PHONY: all deps qemu qemu-releases driver provider guest-tests image kernels-driver kernels packages smb-kernel \
 	stock-image mpi-tests fio series run test test-full fuzz bench clean
 
 # Each stage prints one line; its output goes to $(SOFTHCA_CACHE)/logs
@@ -75,6 +75,10 @@ series: qemu provider
 	$(STAGE) series "writing the QEMU, Linux and rdma-core patch series" scripts/series.sh
 	@echo "softhca: the series are in $(SOFTHCA_CACHE)/series/patches"
 
+# a kernel of our own with SMB Direct, for make test-full's SMB cases
+smb-kernel: deps
+	$(STAGE) smb-kernel "building a kernel with SMB Direct (linux-source-6.12)" scripts/smb-kernel.sh
+
 # a stock Debian 13 disk, where the VM tests install the packages
 stock-image: deps
 	$(STAGE) stock-image "making a stock Debian 13 guest disk" images/stock.sh
@@ -96,7 +100,7 @@ test:
 # the other guest kernels, the 8-node cluster, sizes and address families
 # (tests/vm/run); and a 5-minute soak
 test-full:
-	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image mpi-tests fio
+	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image mpi-tests fio smb-kernel
 	@SOFTHCA_TEST_FULL=1 SOAK_SECONDS=300 tests/run unit qtest sanitize fuzz series vm
 
 FUZZ_SECONDS ?= 600

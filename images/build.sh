@@ -34,7 +34,8 @@ set -euo pipefail
 # folder ships as documentation; see stage_pyverbs_tests).  Kernel ULPs
 # (tests/vm/ulp.sh): the NFS server and client with rpcbind, whose
 # /etc/netconfig and /etc/services come from libtirpc-common and netbase,
-# and open-iscsi for iSER.  UCX: ucx_info and ucx_perftest.  Open MPI
+# and open-iscsi for iSER; ksmbd's daemon and mount.cifs for SMB Direct.
+# UCX: ucx_info and ucx_perftest.  Open MPI
 # with its runtime (PRRTE, PMIx: their help texts and PMIx's plugins are
 # files of their own), which starts its daemons over ssh: OpenSSH's client
 # and dropbear's server (images/init).
@@ -43,7 +44,7 @@ GUEST_DEBS=(libibverbs1 ibverbs-utils ibverbs-providers librdmacm1t64
 	nvme-cli python3-pyverbs nfs-kernel-server nfs-common rpcbind
 	libtirpc-common netbase open-iscsi libucx0 ucx-utils
 	openmpi-bin libopenmpi40 openmpi-common libpmix2t64 openssh-client
-	dropbear-bin)
+	dropbear-bin ksmbd-tools cifs-utils)
 RDMA_CORE_DEBS=(libibverbs1 ibverbs-utils ibverbs-providers librdmacm1t64
 	rdmacm-utils python3-pyverbs)
 # The Python the suite runs on, staged whole: the interpreter and its
@@ -353,6 +354,15 @@ stage_modules() {
 		cp "$kroot/$rel" "$root/usr/$rel"
 	done < <(module_closure)
 	find "$mdir" -name '*.ko.xz' -exec xz -d {} +
+	# A tree's other modules: links to its files, which the guest sees
+	# once it has mounted the tree (images/init), so modprobe finds them.
+	if [ -n "$tree" ]; then
+		while read -r rel; do
+			[ -e "$mdir/$rel" ] && continue
+			mkdir -p "$mdir/${rel%/*}"
+			ln -s "$tree/${rel#kernel/}" "$mdir/$rel"
+		done < "$kroot/lib/modules/$kver/modules.order"
+	fi
 	for f in modules.builtin modules.builtin.modinfo modules.order; do
 		cp "$kroot/lib/modules/$kver/$f" "$mdir/"
 	done

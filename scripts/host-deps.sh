@@ -48,7 +48,7 @@ apt-get install -y -q --no-install-recommends \
 	cpio gzip xz-utils zstd kmod busybox-static \
 	seabios qemu-system-data ipxe-qemu \
 	iproute2 bridge-utils tshark socat procps openssh-client gnuplot-nox \
-	clang libclang-rt-dev llvm mmdebstrap ccache \
+	clang libclang-rt-dev llvm mmdebstrap ccache libelf-dev \
 	"${headers[@]}"
 # libvirt's daemon and virsh for the libvirt VM case (tests/vm/libvirt.sh
 # starts its own libvirtd); qemu-img for its snapshots' disks.  No service

@@ -11,9 +11,8 @@
 # _rpc user), netbase and libtirpc-common (/etc/services, /etc/netconfig),
 # open-iscsi; /etc/exports exporting $nfs_export; the ULP modules.
 #
-# SMB Direct is not tested: the guest kernel is built without
-# CONFIG_SMB_SERVER_SMBDIRECT and CONFIG_CIFS_SMB_DIRECT (ksmbd and cifs do
-# not even depend on ib_core); SRP stands in for it.
+# SMB Direct needs a kernel of our own (Debian's builds neither
+# CONFIG_SMB_SERVER_SMBDIRECT nor CONFIG_CIFS_SMB_DIRECT): tests/vm/smb.sh.
 
 # --- common ------------------------------------------------------------------
 
@@ -46,6 +45,16 @@ ulp_timed() {
 	}' <<< "$log" | tee -a "$out/ulp.pending"
 }
 
+# ulp_pattern_io HOST FILE WHAT MIB SEED: a pattern of MIB MiB written
+# to FILE, on a mount of HOST's, and read back (O_DIRECT), both timed.
+ulp_pattern_io() {
+	local h=$1 f=$2 what=$3 mib=$4 seed=$5
+	# blk-pattern opens without O_CREAT
+	on "$h" -- timeout 60 touch "$f" &&
+		ulp_timed "$h" "$what write" "$mib" blk-pattern write "$f" "$seed" "$mib" &&
+		ulp_timed "$h" "$what read" "$mib" blk-pattern verify "$f" "$seed" "$mib"
+}
+
 # Lines the kernel of node $1 logged since marker $2 (ulp_run).
 ulp_kernel_log() {	# node marker
 	on "$1" -- sh -c "dmesg | sed -n '/softhca-ulp: $2\$/,\$p'"
@@ -67,7 +76,10 @@ ulp_run() {
 		log=$(ulp_kernel_log "$n" "$mark") || { rc=1; continue; }
 		echo "--- kernel log of node $n during the case (last 25 lines):"
 		tail -n 25 <<< "$log"
-		if grep -E 'Oops|BUG:|WARNING:|general protection|blocked for more than' <<< "$log"; then
+		if grep -qE 'Oops|BUG:|WARNING:|general protection|blocked for more than' <<< "$log"; then
+			# the report whole, from its first line
+			echo "--- node $n's kernel reported:"
+			sed -n '/Oops\|BUG:\|WARNING:\|general protection\|blocked for more than/,+45p' <<< "$log" | head -n 60
 			rc=1
 		fi
 	done
@@ -154,12 +166,8 @@ nfs_rdma_io() {
 	if on "$h" -- sh -ec "modprobe rpcrdma; modprobe nfsv${vers%%.*}; mkdir -p /mnt/nfs" &&
 		on "$h" -- timeout 120 mount.nfs "$src" /mnt/nfs -o "$opts"; then
 		on "$h" -- grep ' /mnt/nfs ' /proc/mounts
-		# blk-pattern opens without O_CREAT
 		on "$h" -- sh -c "grep ' /mnt/nfs ' /proc/mounts | grep -q proto=rdma" &&
-			on "$h" -- timeout 60 touch /mnt/nfs/pattern &&
-			ulp_timed "$h" "$what write" "$nfs_mib" blk-pattern write /mnt/nfs/pattern "$seed" "$nfs_mib" &&
-			ulp_timed "$h" "$what read" "$nfs_mib" blk-pattern verify /mnt/nfs/pattern "$seed" "$nfs_mib" &&
-			rc=0
+			ulp_pattern_io "$h" /mnt/nfs/pattern "$what" "$nfs_mib" "$seed" && rc=0
 		on "$h" -- timeout 60 umount /mnt/nfs || rc=1
 	fi
 	s1=$(nfs_rdma_stats "$tg")

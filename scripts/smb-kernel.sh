@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A small kernel of our own for make test-full: Debian's linux-source-6.12
+# configured for a lab guest (x86_64_defconfig, kvm_guest.config and the
+# fragment below: RDMA, 9p, the lab's boot needs) with SMB Direct, ksmbd's
+# and cifs's RDMA transport, which Debian's own kernels build without.
+# Built with the host's compiler (through ccache) into
+# $SOFTHCA_CACHE/build/linux-smb, a tree for tests/lab up --kernel-tree.
+# Prints the tree's path; built again only when this file changes.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+tree=$SOFTHCA_CACHE/build/linux-smb
+src=$SOFTHCA_CACHE/src/linux-source-6.12
+stamp=$(sha256sum < "$0" | cut -c1-16)
+if [ "$(cat "$tree/.softhca-stamp" 2>/dev/null)" = "$stamp" ] &&
+	[ -e "$tree/arch/x86/boot/bzImage" ]; then
+	echo "$tree"
+	exit 0
+fi
+[ "$(id -u)" = 0 ] || die "run as root (apt-get download into the cache)"
+
+fragment() {
+	cat <<-'EOF'
+		CONFIG_LOCALVERSION="-softhca-smb"
+		# CONFIG_LOCALVERSION_AUTO is not set
+		CONFIG_BLK_DEV_INITRD=y
+		CONFIG_RD_ZSTD=y
+		CONFIG_DEVTMPFS=y
+		CONFIG_TMPFS=y
+		CONFIG_MODULES=y
+		CONFIG_MODULE_UNLOAD=y
+		# CONFIG_MODULE_SIG_FORCE is not set
+		CONFIG_CONFIGFS_FS=y
+		CONFIG_FW_CFG_SYSFS=y
+		CONFIG_PCIEPORTBUS=y
+		CONFIG_VIRTIO_PCI=y
+		CONFIG_VIRTIO_CONSOLE=y
+		CONFIG_HW_RANDOM_VIRTIO=y
+		CONFIG_VIRTIO_NET=y
+		CONFIG_NET_9P=y
+		CONFIG_NET_9P_VIRTIO=y
+		CONFIG_9P_FS=y
+		CONFIG_IPV6=y
+		CONFIG_INFINIBAND=m
+		CONFIG_INFINIBAND_USER_ACCESS=m
+		CONFIG_INFINIBAND_ADDR_TRANS=y
+		CONFIG_RDMA_RXE=m
+		CONFIG_SMB_SERVER=m
+		CONFIG_SMB_SERVER_SMBDIRECT=y
+		CONFIG_CIFS=m
+		CONFIG_CIFS_SMB_DIRECT=y
+		# what defconfig builds and a lab guest has no use for: half the
+		# build time on two cores
+		# CONFIG_DRM is not set
+		# CONFIG_FB is not set
+		# CONFIG_SOUND is not set
+		# CONFIG_USB_SUPPORT is not set
+		# CONFIG_HID is not set
+		# CONFIG_WIRELESS is not set
+		# CONFIG_WLAN is not set
+		# CONFIG_BT is not set
+		# CONFIG_RFKILL is not set
+		# CONFIG_ETHERNET is not set
+		# CONFIG_INPUT_JOYSTICK is not set
+		# CONFIG_INPUT_TABLET is not set
+		# CONFIG_INPUT_TOUCHSCREEN is not set
+		# CONFIG_AGP is not set
+		# CONFIG_PCCARD is not set
+		# CONFIG_MD is not set
+		# CONFIG_ATA is not set
+		# CONFIG_EFI is not set
+		# CONFIG_HIBERNATION is not set
+		# CONFIG_KVM is not set
+		# CONFIG_NETFILTER is not set
+		# CONFIG_WATCHDOG is not set
+		# CONFIG_MEDIA_SUPPORT is not set
+		# CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT is not set
+		CONFIG_DEBUG_INFO_NONE=y
+	EOF
+}
+
+# The source: Debian's linux-source-6.12 (bookworm-backports, which the
+# host's sources have: scripts/host-deps.sh), unpacked once.
+if [ ! -e "$src/Makefile" ]; then
+	tmp=$(mktemp -d "$SOFTHCA_CACHE/linux-src.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	log "downloading linux-source-6.12"
+	(cd "$tmp" && apt-get -q download linux-source-6.12) >&2
+	dpkg-deb -x "$tmp"/linux-source-6.12_*.deb "$tmp/x"
+	mkdir -p "$SOFTHCA_CACHE/src"
+	tar -C "$tmp" -xf "$tmp"/x/usr/src/linux-source-6.12.tar.xz
+	rm -rf "$src"
+	mv "$tmp/linux-source-6.12" "$src"
+fi
+
+use_ccache
+mkdir -p "$tree"
+rm -f "$tree/.softhca-stamp"
+fragment > "$tree/softhca.config"
+make -s -C "$src" O="$tree" x86_64_defconfig kvm_guest.config >&2
+"$src/scripts/kconfig/merge_config.sh" -m -O "$tree" "$tree/.config" "$tree/softhca.config" >&2
+make -s -C "$src" O="$tree" olddefconfig >&2
+# what the fragment asks for must have survived olddefconfig
+while IFS= read -r line; do
+	case $line in
+	CONFIG_*) grep -qxF "$line" "$tree/.config" || die "the config lost $line" ;;
+	"# CONFIG_"*" is not set")
+		line=${line#\# }
+		! grep -q "^${line%% *}=" "$tree/.config" || die "the config has ${line%% *} on" ;;
+	esac
+done < "$tree/softhca.config"
+log "building $(make -s -C "$src" O="$tree" kernelrelease) (bzImage, modules)"
+make -s -C "$src" O="$tree" -j"$(nproc)" bzImage modules >&2
+echo "$stamp" > "$tree/.softhca-stamp"
+echo "$tree"
