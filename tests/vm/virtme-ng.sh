@@ -62,6 +62,8 @@ vng_boot() {
 		--qemu-opts="-L /usr/share/seabios -L /usr/share/qemu -device pcie-root-port,id=rp0,chassis=1 -netdev dgram,id=fab,local.type=inet,local.host=127.0.0.1,local.port=${ports[0]},remote.type=inet,remote.host=127.0.0.1,remote.port=${ports[1]} -device softhca,bus=rp0,netdev=fab,mac=52:54:00:00:00:01" \
 		--exec 'uname -r
 			modprobe -a ib_uverbs rdma_ucm && insmod /softhca-kmod/softhca.ko || exit 1
+			# udev renames the netdev (eth0 to enp1s0): its final name
+			udevadm settle
 			n=$(ls /sys/bus/pci/drivers/softhca/*/net) && echo "softhca netdev: $n"
 			ip link set "$n" mtu 9000 up && ip addr add 10.0.0.1/24 dev "$n" || exit 1
 			for t in $(seq 50); do
