@@ -124,6 +124,19 @@ port_counter() {
 
 # Set both nodes' (1 and 2) netdev MTU to $1 and wait until device $2 (on
 # node 1; $3 on node 2, default the same) reports active_mtu $4.
+# debian13_root ROOT PACKAGES DEB...: a clean Debian 13 root in ROOT
+# (mmdebstrap, apt variant) with PACKAGES (comma separated, or none) and
+# our DEBs, which apt installs there with their dependencies from trixie.
+debian13_root() {
+	local root=$1 include=$2
+	shift 2
+	rm -rf "$root"
+	mmdebstrap --quiet --variant=apt --components=main ${include:+--include="$include"} \
+		--customize-hook="copy-in $* /tmp" \
+		--customize-hook="chroot \"\$1\" sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/*.deb'" \
+		trixie "$root" "deb $(debian_mirror) trixie main" 2>&1 | grep -v '^I: ' || true
+}
+
 # Node $1's fabric interface has MTU $2, its RDMA device $3 active MTU $4.
 link_mtus() {
 	on "$1" -- ip link show dev eth0 | grep -q " mtu $2 " ||

@@ -10,15 +10,10 @@ qemu_pkg_root=$out/qemu-pkg-root
 # apt resolves from trixie.  The emulator there runs, has the device, and
 # every firmware file it links to is in the root.
 qemu_pkg_install() {
-	local deb mirror f root=$qemu_pkg_root
+	local deb f root=$qemu_pkg_root
 	deb=$(ls "$SOFTHCA_CACHE"/packages/softhca-qemu_*_amd64.deb 2> /dev/null) ||
 		{ echo "no softhca-qemu package (make packages)"; return 1; }
-	mirror=$(debian_mirror)
-	rm -rf "$root"
-	mmdebstrap --quiet --variant=apt --components=main \
-		--customize-hook="copy-in $deb /tmp" \
-		--customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/${deb##*/}" \
-		trixie "$root" "deb $mirror trixie main" 2>&1 | grep -v '^I: ' || true
+	debian13_root "$root" "" "$deb"
 	chroot "$root" dpkg-query -W softhca-qemu || return 1
 	grep VERSION= "$root/etc/os-release"
 	chroot "$root" /opt/softhca-qemu/bin/qemu-system-x86_64 -device help | grep '"softhca"' ||

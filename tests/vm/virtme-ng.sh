@@ -12,18 +12,12 @@ vng_root=$out/vng-root
 
 # The root, the tree at /ktree and softhca.ko at /softhca-kmod in it.
 vng_install() {
-	local tree=$1 ko=$2 mirror deb debs=() d root=$vng_root
+	local tree=$1 ko=$2 deb debs=() d root=$vng_root
 	for deb in "$SOFTHCA_CACHE"/packages/softhca-{qemu,ibverbs-provider}_*_amd64.deb; do
 		[ -e "$deb" ] || { echo "no $deb (make packages)"; return 1; }
 		debs+=("$deb")
 	done
-	mirror=$(debian_mirror)
-	rm -rf "$root"
-	mmdebstrap --quiet --variant=apt --components=main \
-		--include=virtme-ng,busybox-static,kmod,iproute2,ibverbs-utils,udev,procps \
-		--customize-hook="copy-in ${debs[*]} /tmp" \
-		--customize-hook="chroot \"\$1\" sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/*.deb'" \
-		trixie "$root" "deb $mirror trixie main" 2>&1 | grep -v '^I: ' || true
+	debian13_root "$root" virtme-ng,busybox-static,kmod,iproute2,ibverbs-utils,udev,procps "${debs[@]}"
 	chroot "$root" vng --version || return 1
 	# the tree: what vng reads of it, as real files
 	mkdir -p "$root/ktree/arch/x86/boot" "$root/ktree/include/config" "$root/softhca-kmod" \
@@ -34,7 +28,7 @@ vng_install() {
 	for d in drivers fs net modules.order modules.builtin modules.builtin.modinfo; do
 		cp -r "$tree/$d" "$root/ktree/"
 	done
-	# depmod -F wants a System.map: Debian ships a stub
+	# depmod -F wants a System.map: Debian packages a placeholder one
 	cp "$SOFTHCA_CACHE/kernel/$GUEST_KVER/boot/System.map-$GUEST_KVER" "$root/ktree/System.map"
 	cp "$ko" "$root/softhca-kmod/"
 }
