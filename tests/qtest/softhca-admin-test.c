@@ -546,19 +546,20 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
 
-    qtest_add_func("/softhca/identity", test_identity);
+    qtest_add_func("/softhca/admin/identity", test_identity);
     qtest_add_func("/softhca/admin/pd-uctx", test_admin_pd_uctx);
     qtest_add_func("/softhca/admin/uctx-exhaustion", test_uctx_exhaustion);
     qtest_add_func("/softhca/admin/acq-backpressure", test_acq_backpressure);
     qtest_add_func("/softhca/admin/burst-continues",
                    test_admin_burst_continues);
-    qtest_add_func("/softhca/eq/create-checks", test_eq_create_checks);
-    qtest_add_func("/softhca/eq/port-event", test_eq_port_event);
-    qtest_add_func("/softhca/nic/loopback", test_nic_loopback);
-    qtest_add_func("/softhca/rdma/caps-gate", test_rdma_caps_gate);
-    qtest_add_func("/softhca/reset/flr", test_flr_resets);
-    qtest_add_func("/softhca/rdma/query-stats", test_query_stats);
-    qtest_add_func("/softhca/limits/transport-memory-capped",
+    qtest_add_func("/softhca/admin/eq/create-checks",
+                   test_eq_create_checks);
+    qtest_add_func("/softhca/admin/eq/port-event", test_eq_port_event);
+    qtest_add_func("/softhca/admin/nic-loopback", test_nic_loopback);
+    qtest_add_func("/softhca/admin/rdma/caps-gate", test_rdma_caps_gate);
+    qtest_add_func("/softhca/admin/reset-flr", test_flr_resets);
+    qtest_add_func("/softhca/admin/rdma/query-stats", test_query_stats);
+    qtest_add_func("/softhca/admin/limits/transport-memory-capped",
                    test_limits_transport_memory_capped);
 
     return g_test_run();

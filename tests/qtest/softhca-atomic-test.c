@@ -287,7 +287,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
 
-    qtest_add_func("/softhca/wqe/atomic-write-flush", test_atomic_write_flush);
+    qtest_add_func("/softhca/atomic/write-flush", test_atomic_write_flush);
     qtest_add_func("/softhca/atomic/guest-word-mapped",
                    test_atomic_guest_word_mapped);
 

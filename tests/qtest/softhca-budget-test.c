@@ -730,10 +730,10 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/budget/read-behind-read",
                    test_budget_read_behind_read);
     qtest_add_func("/softhca/budget/ud-packets", test_budget_ud_packets);
-    qtest_add_func("/softhca/sched/round-robin", test_sched_round_robin);
-    qtest_add_func("/softhca/sched/ack-joins-queue",
+    qtest_add_func("/softhca/budget/sched/round-robin", test_sched_round_robin);
+    qtest_add_func("/softhca/budget/sched/ack-joins-queue",
                    test_sched_ack_joins_queue);
-    qtest_add_func("/softhca/sched/wakeup-per-packet",
+    qtest_add_func("/softhca/budget/sched/wakeup-per-packet",
                    test_sched_wakeup_per_packet);
 
     return g_test_run();

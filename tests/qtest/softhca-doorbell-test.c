@@ -2,7 +2,7 @@
  * QTest testcase for the softhca RDMA adapter, driven with no guest: the
  * doorbell rules of spec §14 for doorbells rung at once and for those
  * handed off through a page's queue (x-doorbell-handoff=on), across
- * resets of every kind.
+ * resets of every kind; doorbells rung from the wrong page.
  *
  * Copyright (c) 2026 The softhca authors
  *
@@ -339,6 +339,103 @@ static void test_stale_count(void)
     hca_stop(&r.h);
 }
 
+/*
+ * Doorbells of a queue rung from another context's page are ignored; a
+ * count running ahead of the ring is fatal to the QP.
+ */
+static void test_doorbell_wrong_page(void)
+{
+    struct shca_aq_entry cmd;
+    struct shca_qp_attr a = rc_attr(SHCA_QPS_INIT);
+    uint32_t uctx, cq, qpn;
+    uint64_t cqbuf, sq, rq;
+    struct shca_eqe eqe;
+    Rdma r;
+
+    rdma_start(&r);
+    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_UCTX, 0, &uctx), ==,
+                     SHCA_AQ_OK);
+    cq = rdma_cq(&r, uctx, 4, &cqbuf);
+    sq = guest_alloc(&r.h.alloc, 4096);
+    rq = guest_alloc(&r.h.alloc, 4096);
+    rdma_qp_cmd(&r, &cmd, uctx, SHCA_QPT_RC, cq, cq, sq, rq);
+    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_OK);
+    g_assert_cmpuint(rdma_modify(&r, qpn, RC_INIT_MASK, &a), ==, SHCA_AQ_OK);
+
+    /* 100 WQEs on a 16-entry ring, from the kernel's page and page 2 */
+    rdma_db(&r, 0, SHCA_DB_RQ, 100 << 16 | qpn);
+    rdma_db(&r, 2, SHCA_DB_RQ, 100 << 16 | qpn);
+    rdma_db(&r, 0, SHCA_DB_SQ, 100 << 16 | qpn);
+    g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_INIT);
+    /* a CQ armed from the wrong page stays disarmed */
+    rdma_db(&r, 0, SHCA_DB_CQ, cq | SHCA_DB_CQ_ARM);
+    /* an unknown doorbell offset */
+    rdma_db(&r, uctx, 0x10, 100 << 16 | qpn);
+    g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_INIT);
+
+    /* the same from the context's page: QP_FATAL on EQ 0, flushed to ERR */
+    rdma_post_recv(&r, rq, 0, 0x9000);
+    rdma_db(&r, uctx, SHCA_DB_RQ, 1 << 16 | qpn);
+    rdma_db(&r, uctx, SHCA_DB_RQ, 100 << 16 | qpn);
+    g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_ERR);
+    eqe = rdma_eqe(&r, r.eq0, 0);
+    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_QP_FATAL);
+    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, qpn);
+    g_assert_cmpuint(rdma_eqe(&r, r.eq1, 0).type, ==, 0);   /* not armed */
+    g_assert_cmpuint(rdma_cqe(&r, cqbuf, 0).status, ==,
+                     SHCA_CQE_WR_FLUSH_ERR);
+
+    /* armed from the right page: the next completion posts COMPLETION */
+    rdma_db(&r, uctx, SHCA_DB_CQ, cq | SHCA_DB_CQ_ARM | SHCA_DB_CQ_SOLICITED);
+    rdma_post_recv(&r, rq, 1, 0x9001);
+    rdma_db(&r, uctx, SHCA_DB_RQ, 2 << 16 | qpn);
+    g_assert_cmpuint(rdma_cqe(&r, cqbuf, 1).status, ==,
+                     SHCA_CQE_WR_FLUSH_ERR);
+    eqe = rdma_eqe(&r, r.eq1, 0);
+    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_COMPLETION);
+    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, cq);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
+/*
+ * x-doorbell-handoff=on queues every doorbell as a write without the BQL
+ * does (spec §14): the bottom half rings them, in order, and full rings
+ * of sends and receives complete as without it.
+ */
+static void test_doorbell_handoff(void)
+{
+    g_autofree char *netdev = dgram_loop_netdev();
+    g_autofree char *extra = g_strdup_printf(",x-doorbell-handoff=on%s",
+                                             netdev);
+    const uint16_t n = 1u << LOOP_CQ_LOG;       /* the CQs and the RQ */
+    Rdma r;
+    Loop l;
+
+    rdma_start_with(&r, extra);
+    loop_start(&r, &l, SHCA_QPT_RC, 8);        /* 16 WQEs */
+    loop_connect(&r, &l, false);
+    for (uint16_t i = 0; i < n; i++) {
+        loop_recv(&r, &l, i, 0x100 + i, 0, 0);
+        rdma_db(&r, 0, SHCA_DB_RQ, (uint32_t)(i + 1) << 16 | l.qpn);
+        loop_send(&r, &l, i, 0x200 + i, 0, 0, SHCA_WQE_SIGNALED);
+        rdma_db(&r, 0, SHCA_DB_SQ, (uint32_t)(i + 1) << 16 | l.qpn);
+    }
+    for (uint16_t i = 0; i < n; i++) {
+        struct shca_cqe sc = loop_send_cqe(&r, &l);
+        struct shca_cqe rc = loop_recv_cqe(&r, &l);
+
+        g_assert_cmpuint(sc.status, ==, SHCA_CQE_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(sc.wr_id), ==, 0x200 + i);
+        g_assert_cmpuint(rc.status, ==, SHCA_CQE_SUCCESS);
+        g_assert_cmphex(le64_to_cpu(rc.wr_id), ==, 0x100 + i);
+    }
+    /* a write to no doorbell is refused before it is queued */
+    rdma_db(&r, 0, 0x10, 1 << 16 | l.qpn);
+    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
+    hca_stop(&r.h);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -363,6 +460,8 @@ int main(int argc, char **argv)
                    test_overflow_in_order);
     qtest_add_func("/softhca/doorbell/overflow-in-order-handoff",
                    test_overflow_in_order_handoff);
+    qtest_add_func("/softhca/doorbell/wrong-page", test_doorbell_wrong_page);
+    qtest_add_func("/softhca/doorbell/handoff", test_doorbell_handoff);
 
     return g_test_run();
 }

@@ -382,9 +382,9 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
 
-    qtest_add_func("/softhca/reentrancy/timer-msix-ctrl",
+    qtest_add_func("/softhca/fault/reentrancy/timer-msix-ctrl",
                    test_reentrancy_timer_msix_ctrl);
-    qtest_add_func("/softhca/reentrancy/hold-timer-msix-ctrl",
+    qtest_add_func("/softhca/fault/reentrancy/hold-timer-msix-ctrl",
                    test_reentrancy_hold_timer_msix_ctrl);
     qtest_add_func("/softhca/fault/atomic-write-flush",
                    test_atomic_write_flush_faults);

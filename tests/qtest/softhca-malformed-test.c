@@ -467,17 +467,20 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
 
-    qtest_add_func("/softhca/admin/malformed", test_admin_malformed);
-    qtest_add_func("/softhca/admin/bad-config", test_bad_admin_config);
-    qtest_add_func("/softhca/admin/ring-overrun", test_ring_overrun);
-    qtest_add_func("/softhca/admin/mmio-is-not-dma", test_mmio_is_not_dma);
-    qtest_add_func("/softhca/peer/forged-ack-dropped",
+    qtest_add_func("/softhca/malformed/admin", test_admin_malformed);
+    qtest_add_func("/softhca/malformed/admin-bad-config",
+                   test_bad_admin_config);
+    qtest_add_func("/softhca/malformed/admin-ring-overrun", test_ring_overrun);
+    qtest_add_func("/softhca/malformed/admin-mmio-is-not-dma",
+                   test_mmio_is_not_dma);
+    qtest_add_func("/softhca/malformed/peer/forged-ack-dropped",
                    test_forged_ack_dropped);
-    qtest_add_func("/softhca/peer/duplicate-read-checked",
+    qtest_add_func("/softhca/malformed/peer/duplicate-read-checked",
                    test_duplicate_read_checked);
-    qtest_add_func("/softhca/wqe/malformed", test_wqe_malformed);
-    qtest_add_func("/softhca/wqe/doorbell-overrun", test_wqe_doorbell_overrun);
-    qtest_add_func("/softhca/ud/send-malformed", test_ud_send_malformed);
+    qtest_add_func("/softhca/malformed/wqe", test_wqe_malformed);
+    qtest_add_func("/softhca/malformed/wqe-doorbell-overrun",
+                   test_wqe_doorbell_overrun);
+    qtest_add_func("/softhca/malformed/ud-send", test_ud_send_malformed);
 
     return g_test_run();
 }

@@ -1,7 +1,7 @@
 /*
  * QTest testcase for the softhca RDMA adapter, driven with no guest:
- * queue pairs and SRQs: their creation checks, the QP state machine,
- * flushing, SQ drain, and doorbells rung from the wrong page.
+ * queue pairs: their creation checks, the QP state machine, flushing
+ * and SQ drain.
  * The expected behaviour is spec/softhca.md.
  *
  * Copyright (c) 2026 The softhca authors
@@ -432,65 +432,6 @@ static void test_qp_flush(void)
 }
 
 /*
- * Doorbells of a queue rung from another context's page are ignored; a
- * count running ahead of the ring is fatal to the QP.
- */
-static void test_doorbell_wrong_page(void)
-{
-    struct shca_aq_entry cmd;
-    struct shca_qp_attr a = rc_attr(SHCA_QPS_INIT);
-    uint32_t uctx, cq, qpn;
-    uint64_t cqbuf, sq, rq;
-    struct shca_eqe eqe;
-    Rdma r;
-
-    rdma_start(&r);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_UCTX, 0, &uctx), ==,
-                     SHCA_AQ_OK);
-    cq = rdma_cq(&r, uctx, 4, &cqbuf);
-    sq = guest_alloc(&r.h.alloc, 4096);
-    rq = guest_alloc(&r.h.alloc, 4096);
-    rdma_qp_cmd(&r, &cmd, uctx, SHCA_QPT_RC, cq, cq, sq, rq);
-    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_OK);
-    g_assert_cmpuint(rdma_modify(&r, qpn, RC_INIT_MASK, &a), ==, SHCA_AQ_OK);
-
-    /* 100 WQEs on a 16-entry ring, from the kernel's page and page 2 */
-    rdma_db(&r, 0, SHCA_DB_RQ, 100 << 16 | qpn);
-    rdma_db(&r, 2, SHCA_DB_RQ, 100 << 16 | qpn);
-    rdma_db(&r, 0, SHCA_DB_SQ, 100 << 16 | qpn);
-    g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_INIT);
-    /* a CQ armed from the wrong page stays disarmed */
-    rdma_db(&r, 0, SHCA_DB_CQ, cq | SHCA_DB_CQ_ARM);
-    /* an unknown doorbell offset */
-    rdma_db(&r, uctx, 0x10, 100 << 16 | qpn);
-    g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_INIT);
-
-    /* the same from the context's page: QP_FATAL on EQ 0, flushed to ERR */
-    rdma_post_recv(&r, rq, 0, 0x9000);
-    rdma_db(&r, uctx, SHCA_DB_RQ, 1 << 16 | qpn);
-    rdma_db(&r, uctx, SHCA_DB_RQ, 100 << 16 | qpn);
-    g_assert_cmpuint(rdma_state(&r, qpn), ==, SHCA_QPS_ERR);
-    eqe = rdma_eqe(&r, r.eq0, 0);
-    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_QP_FATAL);
-    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, qpn);
-    g_assert_cmpuint(rdma_eqe(&r, r.eq1, 0).type, ==, 0);   /* not armed */
-    g_assert_cmpuint(rdma_cqe(&r, cqbuf, 0).status, ==,
-                     SHCA_CQE_WR_FLUSH_ERR);
-
-    /* armed from the right page: the next completion posts COMPLETION */
-    rdma_db(&r, uctx, SHCA_DB_CQ, cq | SHCA_DB_CQ_ARM | SHCA_DB_CQ_SOLICITED);
-    rdma_post_recv(&r, rq, 1, 0x9001);
-    rdma_db(&r, uctx, SHCA_DB_RQ, 2 << 16 | qpn);
-    g_assert_cmpuint(rdma_cqe(&r, cqbuf, 1).status, ==,
-                     SHCA_CQE_WR_FLUSH_ERR);
-    eqe = rdma_eqe(&r, r.eq1, 0);
-    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_COMPLETION);
-    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, cq);
-    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
-    hca_stop(&r.h);
-}
-
-/*
  * SQD (spec §13.2): the WQE started before goes on and completes, the
  * SQ_DRAINED event follows, one posted in SQD waits for RTS.
  */
@@ -547,151 +488,6 @@ static void test_qp_sqd(void)
     hca_stop(&r.h);
 }
 
-/*
- * Malformed SRQ commands and QPs that name SRQs badly are refused and
- * change nothing; a bad SRQ doorbell is ignored.
- */
-static void test_srq_checks(void)
-{
-    struct shca_aq_entry cmd;
-    uint64_t buf, sq, cqbuf;
-    uint32_t cq, ucq, uctx, upd, srqn, qpn, limit;
-    Rdma r;
-    Srq q;
-
-    rdma_start(&r);
-    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_SRQ, ==, SHCA_CAP_SRQ);
-    g_assert_cmpuint(rd(&r.h, SHCA_REG_MAX_SRQ), ==, 1024);
-    g_assert_cmpuint(rd(&r.h, SHCA_REG_MAX_SRQ_WR), ==, 4096);
-    buf = guest_alloc(&r.h.alloc, 4096);
-    sq = guest_alloc(&r.h.alloc, 4096);
-    cq = rdma_cq(&r, 0, LOOP_CQ_LOG, &cqbuf);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_UCTX, 0, &uctx), ==,
-                     SHCA_AQ_OK);
-    upd = rdma_user_pd(&r, uctx);
-
-    g_assert_cmpuint(srq_create_cmd(&r, 0, 99, SRQ_LOG, 0, buf, 1, &srqn), ==,
-                     SHCA_AQ_BAD_HANDLE);
-    g_assert_cmpuint(srq_create_cmd(&r, 77, r.pd, SRQ_LOG, 0, buf, 1, &srqn),
-                     ==, SHCA_AQ_BAD_HANDLE);
-    /* a PD of another context */
-    g_assert_cmpuint(srq_create_cmd(&r, 0, upd, SRQ_LOG, 0, buf, 1, &srqn), ==,
-                     SHCA_AQ_BAD_PARAM);
-    /* 8192 WQEs > MAX_SRQ_WR; a limit of the whole ring */
-    g_assert_cmpuint(srq_create_cmd(&r, 0, r.pd, 13, 0, buf, 64, &srqn), ==,
-                     SHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(srq_create_cmd(&r, 0, r.pd, SRQ_LOG, 8, buf, 1, &srqn),
-                     ==, SHCA_AQ_BAD_PARAM);
-    /* 128 WQEs of 32 bytes and the record do not fit in one page */
-    g_assert_cmpuint(srq_create_cmd(&r, 0, r.pd, 7, 0, buf, 1, &srqn), ==,
-                     SHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(srq_create_cmd(&r, 0, r.pd, SRQ_LOG, 0, RAM_TOP, 1,
-                                    &srqn), ==, SHCA_AQ_BAD_ADDR);
-
-    srq_start(&r, &q, 0);
-    g_assert_cmpuint(q.srqn, ==, 1);
-    /* QPs: a missing SRQ, one and an RQ, a GSI QP, another context's SRQ */
-    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, 0);
-    cmd.create_qp.flags = SHCA_QP_F_SRQ;
-    cmd.create_qp.srqn = cpu_to_le16(5);
-    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_HANDLE);
-    cmd.create_qp.srqn = cpu_to_le16(0);
-    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_HANDLE);
-    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_RC, cq, cq, sq, buf);
-    cmd.create_qp.flags = SHCA_QP_F_SRQ;
-    cmd.create_qp.srqn = cpu_to_le16(q.srqn);
-    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
-    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_GSI, cq, cq, sq, 0);
-    cmd.create_qp.flags = SHCA_QP_F_SRQ;
-    cmd.create_qp.srqn = cpu_to_le16(q.srqn);
-    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
-    ucq = rdma_cq(&r, uctx, LOOP_CQ_LOG, &cqbuf);
-    rdma_qp_cmd(&r, &cmd, uctx, SHCA_QPT_RC, ucq, ucq, sq, 0);
-    cmd.create_qp.flags = SHCA_QP_F_SRQ;
-    cmd.create_qp.srqn = cpu_to_le16(q.srqn);
-    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
-
-    /* a QP that uses the SRQ keeps it, and its PD, from being destroyed */
-    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_UD, cq, cq, sq, 0);
-    cmd.create_qp.flags = SHCA_QP_F_SRQ;
-    cmd.create_qp.srqn = cpu_to_le16(q.srqn);
-    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &qpn), ==, SHCA_AQ_OK);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_SRQ, q.srqn, NULL), ==,
-                     SHCA_AQ_BUSY);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, qpn, NULL), ==,
-                     SHCA_AQ_OK);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_PD, r.pd, NULL), ==,
-                     SHCA_AQ_BUSY);
-
-    /* MODIFY_SRQ: no mask, an unknown bit, a limit of the ring, a bad ring */
-    g_assert_cmpuint(srq_modify(&r, &q, 0, 0, 0, 0, 0), ==,
-                     SHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(srq_modify(&r, &q, 4, 0, 0, 0, 0), ==,
-                     SHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(srq_modify(&r, &q, SHCA_SRQ_ATTR_LIMIT, 8, 0, 0, 0), ==,
-                     SHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(srq_modify(&r, &q, SHCA_SRQ_ATTR_MAX_WR, 0, 7, buf, 1),
-                     ==, SHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(srq_modify(&r, &q, SHCA_SRQ_ATTR_LIMIT, 5, 0, 0, 0), ==,
-                     SHCA_AQ_OK);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_QUERY_SRQ, q.srqn, &limit), ==,
-                     SHCA_AQ_OK);
-    g_assert_cmpuint(limit, ==, 5);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_QUERY_SRQ, 9, &limit), ==,
-                     SHCA_AQ_BAD_HANDLE);
-
-    /* doorbells past the ring, of another page, of no SRQ: ignored */
-    rdma_db(&r, 0, SHCA_DB_SRQ, 9 << 16 | q.srqn);
-    rdma_db(&r, uctx, SHCA_DB_SRQ, 1 << 16 | q.srqn);
-    rdma_db(&r, 0, SHCA_DB_SRQ, 1 << 16 | 77);
-    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
-    g_assert_cmpuint(srq_record_ci(&r, &q), ==, 0);
-
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_SRQ, q.srqn, NULL), ==,
-                     SHCA_AQ_OK);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_SRQ, q.srqn, NULL), ==,
-                     SHCA_AQ_BAD_HANDLE);
-    hca_stop(&r.h);
-}
-
-/*
- * x-doorbell-handoff=on queues every doorbell as a write without the BQL
- * does (spec §14): the bottom half rings them, in order, and full rings
- * of sends and receives complete as without it.
- */
-static void test_doorbell_handoff(void)
-{
-    g_autofree char *netdev = dgram_loop_netdev();
-    g_autofree char *extra = g_strdup_printf(",x-doorbell-handoff=on%s",
-                                             netdev);
-    const uint16_t n = 1u << LOOP_CQ_LOG;       /* the CQs and the RQ */
-    Rdma r;
-    Loop l;
-
-    rdma_start_with(&r, extra);
-    loop_start(&r, &l, SHCA_QPT_RC, 8);        /* 16 WQEs */
-    loop_connect(&r, &l, false);
-    for (uint16_t i = 0; i < n; i++) {
-        loop_recv(&r, &l, i, 0x100 + i, 0, 0);
-        rdma_db(&r, 0, SHCA_DB_RQ, (uint32_t)(i + 1) << 16 | l.qpn);
-        loop_send(&r, &l, i, 0x200 + i, 0, 0, SHCA_WQE_SIGNALED);
-        rdma_db(&r, 0, SHCA_DB_SQ, (uint32_t)(i + 1) << 16 | l.qpn);
-    }
-    for (uint16_t i = 0; i < n; i++) {
-        struct shca_cqe sc = loop_send_cqe(&r, &l);
-        struct shca_cqe rc = loop_recv_cqe(&r, &l);
-
-        g_assert_cmpuint(sc.status, ==, SHCA_CQE_SUCCESS);
-        g_assert_cmphex(le64_to_cpu(sc.wr_id), ==, 0x200 + i);
-        g_assert_cmpuint(rc.status, ==, SHCA_CQE_SUCCESS);
-        g_assert_cmphex(le64_to_cpu(rc.wr_id), ==, 0x100 + i);
-    }
-    /* a write to no doorbell is refused before it is queued */
-    rdma_db(&r, 0, 0x10, 1 << 16 | l.qpn);
-    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
-    hca_stop(&r.h);
-}
-
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -701,9 +497,6 @@ int main(int argc, char **argv)
     qtest_add_func("/softhca/qp/modify-illegal", test_qp_modify_illegal);
     qtest_add_func("/softhca/qp/flush", test_qp_flush);
     qtest_add_func("/softhca/qp/sqd", test_qp_sqd);
-    qtest_add_func("/softhca/doorbell/wrong-page", test_doorbell_wrong_page);
-    qtest_add_func("/softhca/doorbell/handoff", test_doorbell_handoff);
-    qtest_add_func("/softhca/srq/checks", test_srq_checks);
 
     return g_test_run();
 }

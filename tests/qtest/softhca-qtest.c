@@ -1090,6 +1090,23 @@ void ud_send(Rdma *r, Ud *u, uint16_t i, struct shca_send_wqe *w,
     rdma_db(r, 0, SHCA_DB_SQ, (uint32_t)(i + 1) << 16 | u->qpn);
 }
 
+/* A signaled SEND of len bytes at addr to dqpn with Q_Key qkey. */
+void ud_send_simple(Rdma *r, Ud *u, uint16_t i, uint32_t ip,
+                    uint32_t dqpn, uint32_t qkey, uint64_t addr,
+                    uint32_t len, uint32_t key)
+{
+    struct shca_send_wqe w = {
+        .wr_id = cpu_to_le64(0x5000 + i),
+        .opcode = SHCA_WR_SEND,
+        .flags = SHCA_WQE_SIGNALED,
+        .remote_qpn = cpu_to_le32(dqpn),
+        .remote_qkey = cpu_to_le32(qkey),
+    };
+    struct shca_av av = ud_av(r, ip);
+
+    ud_send(r, u, i, &w, &av, addr, len, key);
+}
+
 /* One MR over all of RAM, for the SGEs of the datagram tests. */
 uint32_t ud_phys_key(Rdma *r)
 {

@@ -233,6 +233,10 @@ struct shca_av ud_av(Rdma *r, uint32_t ip);
 void ud_send(Rdma *r, Ud *u, uint16_t i, struct shca_send_wqe *w,
              const struct shca_av *av, uint64_t addr, uint32_t len,
              uint32_t key);
+/* A signaled UD SEND, wr_id 0x5000 + i (the UD and SRQ tests) */
+void ud_send_simple(Rdma *r, Ud *u, uint16_t i, uint32_t ip,
+                    uint32_t dqpn, uint32_t qkey, uint64_t addr,
+                    uint32_t len, uint32_t key);
 uint32_t ud_phys_key(Rdma *r);
 void wait_stat(Rdma *r, unsigned stat, uint64_t want);
 uint32_t peer_crc32(uint32_t crc, const uint8_t *p, size_t n);

@@ -1,7 +1,7 @@
 /*
  * QTest testcase for the softhca RDMA adapter, driven with no guest:
  * the connected transports: RC and UC messages, acknowledgements and
- * retries, the SQ record, port loopback, SRQs on RC, and XRC.
+ * retries, the SQ record, and port loopback.
  * The expected behaviour is spec/softhca.md.
  *
  * Copyright (c) 2026 The softhca authors
@@ -627,71 +627,6 @@ static void test_port_loopback_full(void)
 }
 
 /*
- * An RC QP receives through an SRQ: each SEND takes the next WQE, the
- * record gives the slots back, the limit event fires once, a resized SRQ
- * keeps its WQEs, and ERR reports the last WQE reached.
- */
-static void test_srq_rc(void)
-{
-    g_autofree char *netdev = dgram_loop_netdev();
-    uint64_t tx, rx, ring;
-    struct shca_eqe eqe;
-    struct shca_qp_attr a = rc_attr(SHCA_QPS_ERR);
-    uint32_t limit;
-    Rdma r;
-    Loop l;
-    Srq q;
-
-    rdma_start_with(&r, netdev);
-    srq_rc_start(&r, &q, &l, 2, &tx, &rx);
-
-    /* two SENDs take WQEs 0 and 1: one WQE left < limit 2, the event */
-    for (uint16_t i = 0; i < 2; i++) {
-        loop_send(&r, &l, i, 0x900 + i, tx, 20, SHCA_WQE_SIGNALED);
-        rdma_db(&r, 0, SHCA_DB_SQ, (uint32_t)(i + 1) << 16 | l.qpn);
-        check_srq_recv(loop_recv_cqe(&r, &l), 0x500 + i, i, 20, l.qpn);
-        g_assert_cmpuint(loop_send_cqe(&r, &l).status, ==, SHCA_CQE_SUCCESS);
-    }
-    g_assert_cmpuint(srq_record_ci(&r, &q), ==, 2);
-    eqe = rdma_eqe(&r, r.eq0, 0);
-    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_SRQ_LIMIT);
-    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, q.srqn);
-    g_assert_cmpuint(rdma_eqe(&r, r.eq0, 1).type, ==, 0);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_QUERY_SRQ, q.srqn, &limit), ==,
-                     SHCA_AQ_OK);
-    g_assert_cmpuint(limit, ==, 0);
-
-    /* a ring of 16 in a new page: WQE 2 moves to slot 2 of it */
-    ring = guest_alloc(&r.h.alloc, 4096);
-    qtest_memset(r.h.qts, ring, 0, 4096);
-    g_assert_cmpuint(srq_modify(&r, &q, SHCA_SRQ_ATTR_MAX_WR, 0, 4, ring, 1),
-                     ==, SHCA_AQ_OK);
-    qtest_memset(r.h.qts, q.buf, 0, 4096);      /* the old ring is dead */
-    q.buf = ring;
-    q.log_size = 4;
-    g_assert_cmpuint(srq_record_ci(&r, &q), ==, 2);
-    loop_send(&r, &l, 2, 0x902, tx, 20, SHCA_WQE_SIGNALED);
-    rdma_db(&r, 0, SHCA_DB_SQ, 3 << 16 | l.qpn);
-    check_srq_recv(loop_recv_cqe(&r, &l), 0x502, 2, 20, l.qpn);
-    g_assert_cmpuint(loop_send_cqe(&r, &l).status, ==, SHCA_CQE_SUCCESS);
-    /* a ring over MAX_SRQ_WR is refused */
-    g_assert_cmpuint(srq_modify(&r, &q, SHCA_SRQ_ATTR_MAX_WR, 0, 14, ring, 1),
-                     ==, SHCA_AQ_BAD_PARAM);
-
-    /* ERR: the QP's last WQE reached; the SRQ's WQEs stay posted */
-    srq_post(&r, &q, 0x503, rx, 256, l.key);
-    g_assert_cmpuint(rdma_modify(&r, l.qpn, SHCA_QP_ATTR_STATE, &a), ==,
-                     SHCA_AQ_OK);
-    eqe = rdma_eqe(&r, r.eq0, 1);
-    g_assert_cmpuint(eqe.type, ==, SHCA_EQE_QP_LAST_WQE);
-    g_assert_cmpuint(le32_to_cpu(eqe.obj), ==, l.qpn);
-    g_assert_cmpuint(srq_record_ci(&r, &q), ==, 3);
-    g_assert(!loop_cqe_ready(&r, l.rcqbuf, l.rcq_n));
-    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
-    hca_stop(&r.h);
-}
-
-/*
  * Issue 25: an RDMA READ that starts in the remote MR and runs past its
  * end was answered up to the MR's end and then no more, so the requester
  * waited out its retries (or its caller's patience).  The responder checks
@@ -843,216 +778,28 @@ static void test_rc_write_imm_bad_rkey(void)
     hca_stop(&r.h);
 }
 
-/*
- * Issue 25: CREATE_QP refused an SRQ of another PD than the QP's.  IB
- * and mlx5 allow it: the SRQ's PD governs the keys of its receive WQEs,
- * so a key of the SRQ's PD works there and one of the QP's PD does not.
- */
-static void test_srq_of_another_pd(void)
-{
-    g_autofree char *netdev = dgram_loop_netdev();
-    uint32_t qpd, spd, skey;
-    uint64_t tx, rx;
-    struct shca_cqe cqe;
-    Rdma r;
-    Loop l;
-    Srq q;
-
-    rdma_start_with(&r, netdev);
-    qpd = r.pd;
-    spd = rdma_user_pd(&r, 0);
-    q.buf = guest_alloc(&r.h.alloc, 4096);
-    q.log_size = SRQ_LOG;
-    q.pi = 0;
-    qtest_memset(r.h.qts, q.buf, 0, 4096);
-    g_assert_cmpuint(srq_create_cmd(&r, 0, spd, SRQ_LOG, 0, q.buf, 1,
-                                    &q.srqn), ==, SHCA_AQ_OK);
-    r.pd = spd;                 /* rdma_reg_mr registers in r.pd */
-    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
-                                 SHCA_ACCESS_LOCAL_WRITE, 0, RAM_TOP, 0, NULL,
-                                 &skey), ==, SHCA_AQ_OK);
-    r.pd = qpd;
-    loop_create(&r, &l, SHCA_QPT_RC, 7, SHCA_QP_F_SRQ, q.srqn);
-    loop_connect(&r, &l, false);
-    tx = guest_alloc(&r.h.alloc, 4096);
-    rx = guest_alloc(&r.h.alloc, 4096);
-    qtest_memwrite(r.h.qts, tx, "another PD", 10);
-
-    /* the SEND's buffer by the QP's key, the receive's by the SRQ's */
-    srq_post(&r, &q, 0x500, rx, 256, skey);
-    loop_send(&r, &l, 0, 0x900, tx, 10, SHCA_WQE_SIGNALED);
-    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | l.qpn);
-    check_srq_recv(loop_recv_cqe(&r, &l), 0x500, 0, 10, l.qpn);
-    g_assert_cmpuint(loop_send_cqe(&r, &l).status, ==, SHCA_CQE_SUCCESS);
-    g_assert_cmpuint(qtest_readb(r.h.qts, rx + 9), ==, 'D');
-
-    /* a receive WQE with a key of the QP's PD: not the SRQ's, refused */
-    srq_post(&r, &q, 0x501, rx, 256, l.key);
-    loop_send(&r, &l, 1, 0x901, tx, 10, SHCA_WQE_SIGNALED);
-    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | l.qpn);
-    cqe = loop_recv_cqe(&r, &l);
-    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_LOC_PROT_ERR);
-    g_assert_cmphex(le64_to_cpu(cqe.wr_id), ==, 0x501);
-    g_assert_cmpuint(rdma_state(&r, l.qpn), ==, SHCA_QPS_ERR);
-    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
-    hca_stop(&r.h);
-}
-
-/*
- * A send QP reaches a target QP of the same port; each SEND lands in the
- * XRC SRQ it names and completes to that SRQ's CQ; a WRITE uses the
- * SRQ's PD; a SEND naming an SRQ that is not of the domain is refused.
- */
-static void test_xrc(void)
-{
-    g_autofree char *netdev = dgram_loop_netdev();
-    struct shca_aq_entry cmd;
-    uint32_t xrcdn, xsrq, ini, tgt, key, xkey, xpd, kpd, junk, tcq, scq;
-    uint64_t sq, srqbuf, tcqbuf, scqbuf, tx, rx, dst;
-    uint8_t got[32];
-    struct shca_cqe cqe;
-    Loop l = { .sq_shift = 7 };
-    Srq basic, q;
-    Rdma r;
-
-    rdma_start_with(&r, netdev);
-    g_assert_cmphex(rd(&r.h, SHCA_REG_CAPS) & SHCA_CAP_XRC, ==, SHCA_CAP_XRC);
-    g_assert_cmpuint(rd(&r.h, SHCA_REG_MAX_XRCD), ==, 1024);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_XRCD, 1, &junk), ==,
-                     SHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_ALLOC_XRCD, 0, &xrcdn), ==,
-                     SHCA_AQ_OK);
-    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
-                                 SHCA_ACCESS_LOCAL_WRITE |
-                                 SHCA_ACCESS_REMOTE_WRITE, 0, RAM_TOP, 0, NULL,
-                                 &key), ==, SHCA_AQ_OK);
-    tcq = rdma_cq(&r, 0, LOOP_CQ_LOG, &tcqbuf);
-    scq = rdma_cq(&r, 0, LOOP_CQ_LOG, &scqbuf);
-    /* the receive side in a PD of its own (rdma_reg_mr uses r.pd) */
-    kpd = r.pd;
-    xpd = r.pd = rdma_user_pd(&r, 0);
-    g_assert_cmpuint(rdma_reg_mr(&r, SHCA_ACCESS_PHYS |
-                                 SHCA_ACCESS_LOCAL_WRITE |
-                                 SHCA_ACCESS_REMOTE_WRITE, 0, RAM_TOP, 0, NULL,
-                                 &xkey), ==, SHCA_AQ_OK);
-    r.pd = kpd;
-
-    /* the XRC SRQ: of the domain, completing to tcq; bad domain, bad CQ */
-    srqbuf = guest_alloc(&r.h.alloc, 4096);
-    qtest_memset(r.h.qts, srqbuf, 0, 4096);
-    g_assert_cmpuint(xrc_srq_cmd(&r, xpd, xrcdn + 1, tcq, srqbuf, NULL), ==,
-                     SHCA_AQ_BAD_HANDLE);
-    g_assert_cmpuint(xrc_srq_cmd(&r, xpd, xrcdn, 999, srqbuf, NULL), ==,
-                     SHCA_AQ_BAD_HANDLE);
-    g_assert_cmpuint(xrc_srq_cmd(&r, xpd, xrcdn, tcq, srqbuf, &xsrq), ==,
-                     SHCA_AQ_OK);
-    q = (Srq) { .srqn = xsrq, .buf = srqbuf, .log_size = SRQ_LOG };
-    srq_start(&r, &basic, 0);
-
-    /* QPs: a target of the domain, without anything; a send QP */
-    g_assert_cmpuint(xrc_create_qp(&r, SHCA_QPT_XRC_TGT, xrcdn + 1, 0, 0,
-                                   &junk), ==, SHCA_AQ_BAD_HANDLE);
-    g_assert_cmpuint(xrc_create_qp(&r, SHCA_QPT_XRC_TGT, xrcdn, scq, 0,
-                                   &junk), ==, SHCA_AQ_BAD_PARAM);
-    g_assert_cmpuint(xrc_create_qp(&r, SHCA_QPT_XRC_TGT, xrcdn, 0, 0, &tgt),
-                     ==, SHCA_AQ_OK);
-    sq = guest_alloc(&r.h.alloc, 4096);
-    g_assert_cmpuint(xrc_create_qp(&r, SHCA_QPT_XRC_INI, r.pd, scq, sq, &ini),
-                     ==, SHCA_AQ_OK);
-    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_XRC_INI, scq, scq, sq, srqbuf);
-    g_assert_cmpuint(hca_cmd(&r.h, &cmd, NULL), ==, SHCA_AQ_BAD_PARAM);
-    xrc_connect(&r, ini, tgt);
-    xrc_connect(&r, tgt, ini);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_XRCD, xrcdn, NULL), ==,
-                     SHCA_AQ_BUSY);
-
-    /* a SEND into the XRC SRQ, named by remote_qpn */
-    l.qpn = ini;
-    l.sq = sq;
-    l.key = key;
-    l.scqbuf = scqbuf;
-    tx = guest_alloc(&r.h.alloc, 4096);
-    rx = guest_alloc(&r.h.alloc, 4096);
-    dst = guest_alloc(&r.h.alloc, 4096);
-    qtest_memwrite(r.h.qts, tx, "extended reliable connection", 28);
-    srq_post(&r, &q, 0x800, rx, 1024, xkey);
-    loop_send(&r, &l, 0, 0x900, tx, 28, SHCA_WQE_SIGNALED);
-    qtest_writel(r.h.qts, sq + offsetof(struct shca_send_wqe, remote_qpn),
-                 cpu_to_le32(xsrq));
-    rdma_db(&r, 0, SHCA_DB_SQ, 1 << 16 | ini);
-    cqe = loop_wait_cqe(&r, tcqbuf, 0);
-    check_srq_recv(cqe, 0x800, 0, 28, tgt);
-    qtest_memread(r.h.qts, rx, got, 28);
-    g_assert(memcmp(got, "extended reliable connection", 28) == 0);
-    cqe = loop_send_cqe(&r, &l);
-    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
-
-    /* a WRITE through an MR of the SRQ's PD */
-    loop_post_op(&r, &l, 1, SHCA_WR_RDMA_WRITE, xkey, dst, tx, 28);
-    qtest_writel(r.h.qts, sq + (1 << 7) +
-                 offsetof(struct shca_send_wqe, remote_qpn),
-                 cpu_to_le32(xsrq));
-    rdma_db(&r, 0, SHCA_DB_SQ, 2 << 16 | ini);
-    cqe = loop_send_cqe(&r, &l);
-    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_SUCCESS);
-    qtest_memread(r.h.qts, dst, got, 28);
-    g_assert(memcmp(got, "extended reliable connection", 28) == 0);
-
-    /* an SRQ that is not an XRC SRQ of the domain: invalid request */
-    loop_send(&r, &l, 2, 0x902, tx, 28, SHCA_WQE_SIGNALED);
-    qtest_writel(r.h.qts, sq + (2 << 7) +
-                 offsetof(struct shca_send_wqe, remote_qpn),
-                 cpu_to_le32(basic.srqn));
-    rdma_db(&r, 0, SHCA_DB_SQ, 3 << 16 | ini);
-    cqe = loop_send_cqe(&r, &l);
-    g_assert_cmpuint(cqe.status, ==, SHCA_CQE_REM_INV_REQ_ERR);
-
-    /*
-     * The SRQ goes, then its MR and PD, while the target QP that used them
-     * lives (regression xrc/tgt-holds-no-pd: a target QP kept the PD of
-     * the last SRQ it visited busy).  The domain goes once the QP has.
-     */
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_SRQ, xsrq, NULL), ==,
-                     SHCA_AQ_OK);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEREG_MR, xkey, NULL), ==,
-                     SHCA_AQ_OK);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_PD, xpd, NULL), ==,
-                     SHCA_AQ_OK);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_XRCD, xrcdn, NULL), ==,
-                     SHCA_AQ_BUSY);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DESTROY_QP, tgt, NULL), ==,
-                     SHCA_AQ_OK);
-    g_assert_cmpuint(hca_simple(&r.h, SHCA_AQ_DEALLOC_XRCD, xrcdn, NULL), ==,
-                     SHCA_AQ_OK);
-    g_assert_cmphex(rd(&r.h, SHCA_REG_STATUS), ==, SHCA_STATUS_RDY);
-    hca_stop(&r.h);
-}
-
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
 
-    qtest_add_func("/softhca/uc/message-over-window",
+    qtest_add_func("/softhca/rc/uc-message-over-window",
                    test_uc_message_over_window);
     qtest_add_func("/softhca/rc/ack-past-read-retries-once",
                    test_ack_past_read_retries_once);
-    qtest_add_func("/softhca/wqe/send-self", test_wqe_send_self);
+    qtest_add_func("/softhca/rc/send-self", test_wqe_send_self);
     qtest_add_func("/softhca/rc/ack-rides", test_rc_ack_rides);
     qtest_add_func("/softhca/rc/gathered-frames", test_rc_gathered_frames);
     qtest_add_func("/softhca/rc/sq-record", test_rc_sq_record);
-    qtest_add_func("/softhca/port/loopback", test_port_loopback);
-    qtest_add_func("/softhca/port/loopback-full", test_port_loopback_full);
-    qtest_add_func("/softhca/port/loopback-requests-wait",
+    qtest_add_func("/softhca/rc/loopback", test_port_loopback);
+    qtest_add_func("/softhca/rc/loopback-full", test_port_loopback_full);
+    qtest_add_func("/softhca/rc/loopback-requests-wait",
                    test_port_loopback_requests_wait);
-    qtest_add_func("/softhca/srq/rc", test_srq_rc);
-    qtest_add_func("/softhca/srq/of-another-pd", test_srq_of_another_pd);
     qtest_add_func("/softhca/rc/read-past-mr-end-completes-rem-access-err",
                    test_rc_read_past_mr_end);
     qtest_add_func("/softhca/rc/peer-not-ready-completes-retry-exc-err",
                    test_rc_peer_not_ready);
     qtest_add_func("/softhca/rc/write-imm-bad-rkey-completes-access-err",
                    test_rc_write_imm_bad_rkey);
-    qtest_add_func("/softhca/xrc/send", test_xrc);
 
     return g_test_run();
 }

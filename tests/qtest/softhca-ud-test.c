@@ -1,6 +1,6 @@
 /*
  * QTest testcase for the softhca RDMA adapter, driven with no guest:
- * datagrams: UD and GSI QPs over IPv4 and IPv6, multicast, SRQs on UD.
+ * datagrams: UD and GSI QPs over IPv4 and IPv6, multicast.
  * The expected behaviour is spec/softhca.md.
  *
  * Copyright (c) 2026 The softhca authors
@@ -18,23 +18,6 @@
 #include "hw/pci/pci_regs.h"
 #include "hw/softhca/softhca_hw.h"
 #include "softhca-qtest.h"
-
-/* A signaled SEND of len bytes at addr to dqpn with Q_Key qkey. */
-static void ud_send_simple(Rdma *r, Ud *u, uint16_t i, uint32_t ip,
-                           uint32_t dqpn, uint32_t qkey, uint64_t addr,
-                           uint32_t len, uint32_t key)
-{
-    struct shca_send_wqe w = {
-        .wr_id = cpu_to_le64(0x5000 + i),
-        .opcode = SHCA_WR_SEND,
-        .flags = SHCA_WQE_SIGNALED,
-        .remote_qpn = cpu_to_le32(dqpn),
-        .remote_qkey = cpu_to_le32(qkey),
-    };
-    struct shca_av av = ud_av(r, ip);
-
-    ud_send(r, u, i, &w, &av, addr, len, key);
-}
 
 /* Post and ring receive WQE i (one SGE). */
 static void ud_recv(Rdma *r, Ud *u, uint16_t i, uint64_t addr, uint32_t len,
@@ -482,48 +465,6 @@ static void test_mcast_deliver(void)
     wire_close(&w);
 }
 
-/* A UD QP takes its receive WQEs from an SRQ too. */
-static void test_srq_ud(void)
-{
-    g_autofree char *netdev = dgram_loop_netdev();
-    struct shca_aq_entry cmd;
-    struct shca_qp_attr a = { .state = SHCA_QPS_INIT,
-                              .qkey = cpu_to_le32(UD_QKEY) };
-    uint64_t tx, rx;
-    uint32_t key;
-    Rdma r;
-    Srq q;
-    Ud u, b;
-
-    rdma_start_with(&r, netdev);
-    key = ud_phys_key(&r);
-    srq_start(&r, &q, 0);
-    ud_start(&r, &u, SHCA_QPT_UD, UD_QKEY);
-    memset(&b, 0, sizeof(b));
-    b.scq = rdma_cq(&r, 0, LOOP_CQ_LOG, &b.scqbuf);
-    b.rcq = rdma_cq(&r, 0, LOOP_CQ_LOG, &b.rcqbuf);
-    b.sq = guest_alloc(&r.h.alloc, 4096);
-    rdma_qp_cmd(&r, &cmd, 0, SHCA_QPT_UD, b.scq, b.rcq, b.sq, 0);
-    cmd.create_qp.flags = SHCA_QP_F_SRQ;
-    cmd.create_qp.srqn = cpu_to_le16(q.srqn);
-    g_assert_cmpuint(hca_cmd(&r.h, &cmd, &b.qpn), ==, SHCA_AQ_OK);
-    g_assert_cmpuint(rdma_modify(&r, b.qpn, SHCA_QP_ATTR_STATE |
-                                 SHCA_QP_ATTR_QKEY, &a), ==, SHCA_AQ_OK);
-    a.state = SHCA_QPS_RTR;
-    g_assert_cmpuint(rdma_modify(&r, b.qpn, SHCA_QP_ATTR_STATE, &a), ==,
-                     SHCA_AQ_OK);
-
-    tx = guest_alloc(&r.h.alloc, 4096);
-    rx = guest_alloc(&r.h.alloc, 4096);
-    qtest_memwrite(r.h.qts, tx, "datagram", 8);
-    srq_post(&r, &q, 0x600, rx, 1024, key);
-    ud_send_simple(&r, &u, 0, UD_IP, b.qpn, UD_QKEY, tx, 8, key);
-    check_srq_recv(loop_wait_cqe(&r, b.rcqbuf, b.rcq_n++), 0x600, 0, 40 + 8,
-                   b.qpn);
-    g_assert_cmpuint(srq_record_ci(&r, &q), ==, 1);
-    hca_stop(&r.h);
-}
-
 /*
  * -netdev dgram moves datagrams in batches of 32 (qemu-patches/0001): a
  * doorbell's 200 sends leave the port, every one and in PSN order, and
@@ -592,9 +533,8 @@ int main(int argc, char **argv)
                    test_ud_longer_than_recv_dropped);
     qtest_add_func("/softhca/ud/ipv6", test_ud_ipv6);
     qtest_add_func("/softhca/ud/gsi", test_gsi);
-    qtest_add_func("/softhca/mcast/attach", test_mcast_attach);
-    qtest_add_func("/softhca/mcast/deliver", test_mcast_deliver);
-    qtest_add_func("/softhca/srq/ud", test_srq_ud);
+    qtest_add_func("/softhca/ud/mcast-attach", test_mcast_attach);
+    qtest_add_func("/softhca/ud/mcast-deliver", test_mcast_deliver);
     qtest_add_func("/softhca/ud/dgram-burst", test_ud_dgram_burst);
 
     return g_test_run();

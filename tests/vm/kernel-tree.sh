@@ -5,6 +5,10 @@
 # image.  make test runs it on a packaged kernel laid out as a built tree,
 # with no kernel to compile.
 
+# The fixture's tree keeps its path from run to run, so that its
+# softhca.ko and image are made again only when it changes.
+ktree=$SOFTHCA_CACHE/kernel-tree-fixture
+
 # The modules the fixture's tree holds (with what they depend on): RDMA
 # and the lab's own, not the ULPs.
 FAKE_TREE_MODULES=(virtio_net virtio_rng qemu_fw_cfg configfs ib_core ib_uverbs

@@ -6,6 +6,17 @@
 # peer saw between two completions and the retransmissions the softhca
 # devices counted.
 
+# Across QEMU releases: the nodes on the older release's machine type;
+# a node moves to that release's emulator and back (make test-full).
+old_release=${QEMU_RELEASES[1]%% *}
+old_qemu=$SOFTHCA_CACHE/build/qemu-$old_release/qemu-system-x86_64
+
+# Build the older release's emulator (qemu-device/build.sh).
+old_qemu_build() {
+	SOFTHCA_QEMU_VERSION=$old_release "$SOFTHCA_TOP/qemu-device/build.sh" > "$out/build.log" 2>&1 ||
+		{ tail -n 20 "$out/build.log"; return 1; }
+}
+
 # The value of key $1 in QEMU's query-migrate reply $2 (JSON).
 mig_figure() {
 	/usr/bin/python3 -c 'import json, sys; print(json.loads(sys.argv[2]).get(sys.argv[1], "?"))' \

@@ -10,9 +10,12 @@
 
 vng_root=$out/vng-root
 
-# The root, the tree at /ktree and softhca.ko at /softhca-kmod in it.
+# The root, the tree at /ktree and softhca.ko, built against it, at
+# /softhca-kmod in it.  The tree is laid out if no case did it yet.
 vng_install() {
-	local tree=$1 ko=$2 deb debs=() d root=$vng_root
+	local tree=$1 ko deb debs=() d root=$vng_root
+	[ -s "$tree/modules.order" ] || fake_tree "$tree" || return 1
+	ko=$("$SOFTHCA_TOP/guest-driver/build.sh" --kernel-tree "$tree") || return 1
 	for deb in "$SOFTHCA_CACHE"/packages/softhca-{qemu,ibverbs-provider}_*_amd64.deb; do
 		[ -e "$deb" ] || { echo "no $deb (make packages)"; return 1; }
 		debs+=("$deb")
