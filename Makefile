@@ -17,7 +17,7 @@
 SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
-.PHONY: all deps qemu qemu-releases driver provider guest-tests image kernels-driver kernels packages smb-kernel \
+.PHONY: all deps qemu qemu-releases qemu-sanitized driver provider guest-tests image kernels-driver kernels packages smb-kernel \
 	stock-image mpi-tests fio series run test test-full fuzz bench clean
 
 # Each stage prints one line; its output goes to $(SOFTHCA_CACHE)/logs
@@ -37,6 +37,12 @@ qemu: deps
 qemu-releases: qemu
 	$(STAGE) qemu-releases "building the device on every QEMU release" \
 		env SOFTHCA_QEMU_VERSION=all SOFTHCA_QTEST_ONLY=1 qemu-device/build.sh
+
+# the build with ASan, UBSan and libFuzzer of make test's sanitizer and
+# fuzz suites: a stage, so that it compiles while other stages download
+qemu-sanitized: deps
+	$(STAGE) qemu-sanitized "building QEMU with ASan, UBSan and libFuzzer" \
+		env SOFTHCA_SANITIZE=1 qemu-device/build.sh
 
 driver: deps
 	$(STAGE) driver "building softhca.ko for the default guest kernel" guest-driver/build.sh
@@ -93,14 +99,15 @@ run:
 	@tests/demo
 
 test:
-	$(PARALLEL_STAGES) all kernels-driver packages stock-image mpi-tests fio
+	$(PARALLEL_STAGES) all kernels-driver packages stock-image mpi-tests fio qemu-sanitized
 	@tests/run unit qtest sanitize fuzz series vm
 
 # the repeats too: the qtests on the other QEMU releases, the VM smoke on
 # the other guest kernels, the 8-node cluster, sizes and address families
 # (tests/vm/run); and a 5-minute soak
 test-full:
-	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image mpi-tests fio smb-kernel
+	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image mpi-tests fio smb-kernel \
+		qemu-sanitized
 	@SOFTHCA_TEST_FULL=1 SOAK_SECONDS=300 tests/run unit qtest sanitize fuzz series vm
 
 FUZZ_SECONDS ?= 600

@@ -52,7 +52,9 @@ src=$SOFTHCA_CACHE/src/qemu-$QEMU_VERSION
 
 mkdir -p "$SOFTHCA_CACHE/src" "$SOFTHCA_CACHE/build"
 use_ccache
-# Several scripts (lab, tests) call this one; they must not build at once.
+# Several scripts (lab, tests, make's stages) call this one.  The source
+# trees are set up by one at a time; then each build folder is built by one
+# at a time, while others set up or build their own.
 exec 9>"$SOFTHCA_CACHE/build/qemu.lock"
 flock 9
 
@@ -109,21 +111,37 @@ insert_after_once() {	# file anchor-line line
 	awk -v a="$anchor" -v l="$line" '{ print } $0 == a { print l }' "$1" > "$1.new"
 	mv "$1.new" "$1"
 }
+# link_files DIR GLOB FILE...: DIR's links named GLOB are links to FILEs
+# and no others.  A link already right is left alone: another build may be
+# compiling through it.
+link_files() {
+	local dir=$1 glob=$2 l f keep
+	shift 2
+	for l in "$dir"/$glob; do
+		[ -L "$l" ] || continue
+		keep=0
+		for f; do [ "${f##*/}" = "${l##*/}" ] && keep=1; done
+		[ "$keep" = 1 ] || rm "$l"
+	done
+	for f; do
+		[ "$(readlink "$dir/${f##*/}")" = "$f" ] || ln -sfn "$f" "$dir/"
+	done
+}
 
-# hw/softhca is a real folder of links, rebuilt on every run because the
+# hw/softhca is a real folder of links, checked on every run because the
 # checkout may have moved since the last one (CI clones into a new folder but
 # reuses the cache).  Links do not change the targets' mtimes, so this costs
 # no recompilation.
 hwdir=$src/hw/softhca
 mkdir -p "$hwdir"
-find "$hwdir" -maxdepth 1 -type l -delete
+device_files=()
 for f in "$device_dir"/*; do
 	case ${f##*/} in build.sh | *.mak) continue ;; esac
 	[ -f "$f" ] || continue
-	ln -sfn "$f" "$hwdir/"
+	device_files+=("$f")
 done
 # The hardware ABI header may not exist yet: link it anyway.
-ln -sfn "$SOFTHCA_TOP/spec/softhca_hw.h" "$hwdir/softhca_hw.h"
+link_files "$hwdir" '*' "${device_files[@]}" "$SOFTHCA_TOP/spec/softhca_hw.h"
 # `#include "trace.h"` in a device file means the generated header of its
 # folder's trace-events; QEMU keeps a one-line trace.h in each such folder.
 # Written only when missing: a new mtime would recompile the whole device.
@@ -134,10 +152,9 @@ append_once "$src/hw/meson.build" "subdir('softhca')"
 insert_after_once "$src/meson.build" "    'hw/remote'," "    'hw/softhca',"
 
 # The qtests and their helper library, which the fuzzing harnesses share.
-find "$src/tests/qtest" -maxdepth 1 -name 'softhca-*' -type l -delete
+link_files "$src/tests/qtest" 'softhca-*' "$qtest_dir"/softhca-*.[ch]
 qtests=()
 for f in "$qtest_dir"/softhca-*.[ch]; do
-	ln -sfn "$f" "$src/tests/qtest/"
 	# softhca-bench (make bench) builds as a qtest does, and is no test
 	case $f in *-test.c | */softhca-bench.c) t=${f##*/}; qtests+=("${t%.c}") ;; esac
 done
@@ -155,9 +172,12 @@ if cmp -s "$qmeson.softhca" "$qmeson"; then rm "$qmeson.softhca"; else mv "$qmes
 fuzz_meson=$src/tests/qtest/fuzz/meson.build
 append_once "$fuzz_meson" \
 	"specific_fuzz_ss.add(when: 'CONFIG_SOFTHCA', if_true: files('../softhca-qtest.c'))"
+fuzz_files=()
 for f in "$fuzz_src"/softhca_*.[ch]; do
-	[ -e "$f" ] || continue
-	ln -sfn "$f" "$src/tests/qtest/fuzz/"
+	[ -e "$f" ] && fuzz_files+=("$f")
+done
+link_files "$src/tests/qtest/fuzz" 'softhca_*' "${fuzz_files[@]}"
+for f in "${fuzz_files[@]}"; do
 	case $f in
 	*_fuzz.c) append_once "$fuzz_meson" \
 		"specific_fuzz_ss.add(when: 'CONFIG_SOFTHCA', if_true: files('${f##*/}'))" ;;
@@ -224,9 +244,14 @@ fi
 if [ "$QEMU_VERSION" = "${QEMU_RELEASES[0]%% *}" ]; then
 	# a plain-named build folder is from before releases had their own
 	[ -L "$build" ] || rm -rf "$build"
-	ln -sfn "${build##*/}-$QEMU_VERSION" "$build"
+	[ "$(readlink "$build")" = "${build##*/}-$QEMU_VERSION" ] ||
+		ln -sfn "${build##*/}-$QEMU_VERSION" "$build"
 fi
 build=$build-$QEMU_VERSION
+# The source is set up: hold this build folder alone from here on.
+exec 8>"$build.lock"
+flock 8
+exec 9>&-
 
 # A meson build dir cannot be re-pointed at another source tree or safely
 # switched to other options: start it over when either changes.
