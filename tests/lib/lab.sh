@@ -122,19 +122,18 @@ port_counter() {
 	on "$1" -- rdma stat show | awk -v k="$2" '$1 == k { print $2; exit }'
 }
 
-# Set both nodes' (1 and 2) netdev MTU to $1 and wait until device $2 (on
-# node 1; $3 on node 2, default the same) reports active_mtu $4.
-# debian13_root ROOT PACKAGES DEB...: a clean Debian 13 root in ROOT
-# (mmdebstrap, apt variant) with PACKAGES (comma separated, or none) and
-# our DEBs, which apt installs there with their dependencies from trixie.
-debian13_root() {
-	local root=$1 include=$2
-	shift 2
+# debian_root SUITE ROOT PACKAGES DEB...: a clean Debian root of SUITE
+# (trixie, bookworm) in ROOT (mmdebstrap, apt variant) with PACKAGES
+# (comma separated, or none) and our DEBs, which apt installs there with
+# their dependencies from SUITE.
+debian_root() {
+	local suite=$1 root=$2 include=$3
+	shift 3
 	rm -rf "$root"
 	mmdebstrap --quiet --variant=apt --components=main ${include:+--include="$include"} \
 		--customize-hook="copy-in $* /tmp" \
 		--customize-hook="chroot \"\$1\" sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/*.deb'" \
-		trixie "$root" "deb $(debian_mirror) trixie main" 2>&1 | grep -v '^I: ' || true
+		"$suite" "$root" "deb $(debian_mirror) $suite main" 2>&1 | grep -v '^I: ' || true
 }
 
 # Node $1's fabric interface has MTU $2, its RDMA device $3 active MTU $4.
@@ -146,6 +145,8 @@ link_mtus() {
 	echo "node $1: MTU $2, $3's active MTU $4"
 }
 
+# Set both nodes' (1 and 2) netdev MTU to $1 and wait until device $2 (on
+# node 1; $3 on node 2, default the same) reports active_mtu $4.
 set_link_mtu() {	# netdev-mtu dev1 dev2 active-mtu
 	local i t dev
 	for i in 1 2; do

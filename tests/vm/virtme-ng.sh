@@ -20,7 +20,7 @@ vng_install() {
 		[ -e "$deb" ] || { echo "no $deb (make packages)"; return 1; }
 		debs+=("$deb")
 	done
-	debian13_root "$root" virtme-ng,busybox-static,kmod,iproute2,ibverbs-utils,udev,procps "${debs[@]}"
+	debian_root trixie "$root" virtme-ng,busybox-static,kmod,iproute2,ibverbs-utils,udev,procps "${debs[@]}"
 	chroot "$root" vng --version || return 1
 	# the tree: what vng reads of it, as real files
 	mkdir -p "$root/ktree/arch/x86/boot" "$root/ktree/include/config" "$root/softhca-kmod" \
