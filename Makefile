@@ -18,7 +18,7 @@ SOFTHCA_CACHE ?= /var/cache/softhca
 export SOFTHCA_CACHE
 
 .PHONY: all deps qemu qemu-releases qemu-sanitized driver provider guest-tests image kernels-driver kernels packages smb-kernel \
-	stock-image mpi-tests fio series series-builds run test test-full fuzz bench clean
+	stock-image mpi-tests fio series run test test-full fuzz bench clean
 
 # Each stage prints one line; its output goes to $(SOFTHCA_CACHE)/logs
 # (scripts/stage.sh; SOFTHCA_VERBOSE=1 shows it all).
@@ -81,12 +81,6 @@ series: qemu provider
 	$(STAGE) series "writing the QEMU, Linux and rdma-core patch series" scripts/series.sh
 	@echo "softhca: the series are in $(SOFTHCA_CACHE)/series/patches"
 
-# the series applied to their pristine trees and built there, as the
-# series suite checks them; make test builds them beside the VM suite
-series-builds: qemu provider
-	$(STAGE) series-builds "building the upstream series in their own trees" \
-		tests/series/run --builds
-
 # a kernel of our own with SMB Direct, for make test-full's SMB cases
 smb-kernel: deps
 	$(STAGE) smb-kernel "building a kernel with SMB Direct (linux-source-6.12)" scripts/smb-kernel.sh
@@ -104,22 +98,9 @@ run:
 	$(PARALLEL_STAGES) all
 	@tests/demo
 
-# make test builds first what the VM suite's first layouts boot, and starts
-# it; the stages that other suites and later layouts need build beside it
-# at idle priority (tests/run --beside), in the CPU time its guests leave.
-# A case that needs one of them waits for it (tests/vm/stages.sh).  -o:
-# the prerequisites are built, and the image must not change under the
-# running lab.
-# In the order the suites need them: MPI (cluster-4), the stock disk
-# (packages), the sanitized QEMU (the last layout, then the sanitize and
-# fuzz suites), the upstream series' builds (the series suite); no suite
-# needs the driver for the other kernels.
-LATER_STAGES = mpi-tests stock-image qemu-sanitized series-builds kernels-driver
-BESIDE = $(MAKE) --no-print-directory -o deps -o qemu -o provider -o image $(LATER_STAGES)
-
 test:
-	$(PARALLEL_STAGES) all packages fio
-	@tests/run --beside '$(BESIDE)' vm unit qtest sanitize fuzz series
+	$(PARALLEL_STAGES) all kernels-driver packages stock-image mpi-tests fio qemu-sanitized
+	@tests/run unit qtest sanitize fuzz series vm
 
 # the repeats too: the qtests on the other QEMU releases, the VM smoke on
 # the other guest kernels, the 8-node cluster, sizes and address families

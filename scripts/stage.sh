@@ -9,9 +9,6 @@
 # log's path, and CMD's exit status.  SOFTHCA_VERBOSE=1 shows everything.
 # With SOFTHCA_STAGE_PARALLEL=1 (stages run at once, make -j) the line is
 # printed whole when the stage ends, so that lines do not mix.
-# A stage holds a lock while it runs: a second run of it (make test's
-# stages beside its VM suite, and a VM case that needs one of them, see
-# tests/vm/stages.sh) waits, and then finds it built.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -21,9 +18,6 @@ shift 2
 logdir=$SOFTHCA_CACHE/logs
 mkdir -p "$logdir"
 log=$logdir/$name.log
-mkdir -p "$SOFTHCA_CACHE/locks"
-exec 7> "$SOFTHCA_CACHE/locks/stage-$name.lock"
-flock 7 || exit 1
 
 if [ "${SOFTHCA_VERBOSE:-0}" = 1 ]; then
 	"$@" 2>&1 | tee "$log"
