@@ -4,16 +4,11 @@
  */
 #define _GNU_SOURCE	/* program_invocation_short_name */
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "guest-util.h"
 
@@ -49,76 +44,6 @@ struct ibv_context *guest_open_device(const char *name)
 			ctx = ibv_open_device(list[i]);
 	ibv_free_device_list(list);
 	return ctx;
-}
-
-int guest_xfer(int fd, void *buf, size_t len, bool out)
-{
-	uint8_t *b = buf;
-
-	while (len) {
-		ssize_t n = out ? send(fd, b, len, MSG_NOSIGNAL) :
-				  recv(fd, b, len, 0);
-
-		if (n == 0)
-			errno = ECONNRESET;
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			return -1;
-		}
-		b += n;
-		len -= n;
-	}
-	return 0;
-}
-
-int guest_tcp_accept(int port)
-{
-	struct sockaddr_in6 sa = { .sin6_family = AF_INET6,
-				   .sin6_port = htons(port) };
-	int one = 1, lfd, fd;
-
-	lfd = socket(AF_INET6, SOCK_STREAM, 0);
-	if (lfd < 0)
-		return -1;
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1)) {
-		close(lfd);
-		return -1;
-	}
-	fd = accept(lfd, NULL, NULL);
-	close(lfd);
-	return fd;
-}
-
-int guest_tcp_connect(const char *host, int port)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC,
-				  .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res, *t;
-	char service[16];
-	int fd = -1;
-
-	snprintf(service, sizeof(service), "%d", port);
-	if (getaddrinfo(host, service, &hints, &res)) {
-		errno = EHOSTUNREACH;
-		return -1;
-	}
-	for (int tries = 0; tries < 50 && fd < 0; tries++) {
-		for (t = res; t; t = t->ai_next) {
-			fd = socket(t->ai_family, t->ai_socktype, 0);
-			if (fd < 0)
-				continue;
-			if (!connect(fd, t->ai_addr, t->ai_addrlen))
-				break;
-			close(fd);
-			fd = -1;
-		}
-		if (fd < 0)
-			usleep(200000);
-	}
-	freeaddrinfo(res);
-	return fd;
 }
 
 int guest_rc_connect(struct ibv_qp *qp, const struct guest_rc_peer *remote,

@@ -12,6 +12,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "guest-tcp.h"
+
 /* Checks that failed, counted by GUEST_CHECK(). */
 extern int guest_failures;
 
@@ -35,20 +37,6 @@ double guest_now(void);
 
 /* Open the RDMA device called name; NULL if there is none. */
 struct ibv_context *guest_open_device(const char *name);
-
-/*
- * Send (out) or receive exactly len bytes on a stream socket: 0, or -1
- * with errno set (ECONNRESET when the peer closed it).
- */
-int guest_xfer(int fd, void *buf, size_t len, bool out);
-
-/*
- * The TCP connection the two sides of a test exchange their set-up over:
- * accept one on port (IPv6 and IPv4), or connect to host:port, retrying
- * for 10 s while the other side starts.  The socket, or -1 with errno.
- */
-int guest_tcp_accept(int port);
-int guest_tcp_connect(const char *host, int port);
 
 /* What the two sides of an RC connection tell each other. */
 struct guest_rc_peer {
