@@ -17,6 +17,8 @@
  *
  *   -d DEV     device (softhca0)           -g IDX   GID index (0)
  *   -p PORT    TCP port (18515)            -n N     rounds (1000)
+ *   -D SEC     rounds for SEC seconds at least, the client's clock; -n
+ *              then bounds them (default: none)
  *   -m BYTES   MR size per side (64M)      -M BYTES largest message (4M)
  *   -s SEED    seed (client's counts; default: time)
  *   -t SEC     completion timeout (60)     -T N     QP timeout (14)
@@ -69,6 +71,7 @@ struct opts {
 	int gid_index;
 	int port;
 	unsigned int rounds;
+	double duration_s;
 	size_t mr_size;
 	size_t max_msg;
 	uint64_t seed;
@@ -93,11 +96,16 @@ struct conn_info {
 	uint32_t pad;
 };
 
-/* Per round, over TCP: status and the checksum of the data it holds. */
+/*
+ * Per round, over TCP: status and the checksum of the data it holds; the
+ * client's says whether the round is the last (-D).
+ */
 struct sync_msg {
 	uint32_t round;
 	uint32_t errors;
 	uint64_t sum;
+	uint32_t last;
+	uint32_t pad;
 };
 
 /* One round, derived identically on both sides. */
@@ -161,6 +169,7 @@ static struct opts o = {
 static struct stats st;
 static unsigned int cur_round;
 static bool peer_failed;	/* the other side saw errors this round */
+static bool last_round;		/* the client ends the run with this round */
 
 static void err(const char *fmt, ...)
 {
@@ -634,12 +643,14 @@ static uint64_t sum_pieces(const struct ctx *c, const struct sge_plan *p,
 static void rsync(struct ctx *c, uint32_t errors, uint64_t sum,
 		  struct sync_msg *peer)
 {
-	struct sync_msg m = { cur_round, errors, sum };
+	struct sync_msg m = { cur_round, errors, sum, last_round, 0 };
 
 	tx(c->sock, &m, sizeof(m));
 	rx(c->sock, peer, sizeof(*peer));
 	if (peer->round != cur_round)
 		die("out of step: peer at round %u", peer->round);
+	if (peer->last)
+		last_round = true;
 }
 
 /* --- the two sides ------------------------------------------------------- */
@@ -899,7 +910,7 @@ static size_t parse_size(const char *s)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: rdma-verify [-d DEV] [-g GIDIDX] [-p PORT] [-n ROUNDS]\n"
+		"usage: rdma-verify [-d DEV] [-g GIDIDX] [-p PORT] [-n ROUNDS] [-D SEC]\n"
 		"       [-m MRSIZE] [-M MAXMSG] [-s SEED] [-t SEC] [-T TIMEOUT]\n"
 		"       [-r RETRY] [-v] [SERVER]\n");
 	exit(2);
@@ -908,16 +919,18 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	struct ctx c = { 0 };
-	bool server, seeded = false;
+	bool server, seeded = false, counted = false;
 	double start;
 	int ch;
 
-	while ((ch = getopt(argc, argv, "d:g:p:n:m:M:s:t:T:r:vh")) != -1) {
+	while ((ch = getopt(argc, argv, "d:g:p:n:D:m:M:s:t:T:r:vh")) != -1) {
 		switch (ch) {
 		case 'd': o.dev = optarg; break;
 		case 'g': o.gid_index = atoi(optarg); break;
 		case 'p': o.port = atoi(optarg); break;
-		case 'n': o.rounds = strtoul(optarg, NULL, 0); break;
+		case 'n': o.rounds = strtoul(optarg, NULL, 0); counted = true;
+			  break;
+		case 'D': o.duration_s = atof(optarg); break;
 		case 'm': o.mr_size = parse_size(optarg); break;
 		case 'M': o.max_msg = parse_size(optarg); break;
 		case 's': o.seed = strtoull(optarg, NULL, 0); seeded = true;
@@ -934,6 +947,8 @@ int main(int argc, char **argv)
 	if (optind != argc)
 		usage();
 	server = !o.host;
+	if (o.duration_s > 0 && !counted)
+		o.rounds = UINT32_MAX;
 	if (!seeded)
 		o.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	srand(o.seed ^ (server ? 1 : 2));
@@ -979,6 +994,9 @@ int main(int argc, char **argv)
 		struct round r;
 
 		plan_round(&c, &r, cur_round);
+		if (!server && o.duration_s > 0 &&
+		    guest_now() - start >= o.duration_s)
+			last_round = true;
 		if (o.verbose)
 			printf("round %u: %s len %zu remote %#zx sges %d%s%s%s\n",
 			       cur_round, op_names[r.op], r.len, r.remote_off,
@@ -990,8 +1008,11 @@ int main(int argc, char **argv)
 			client_round(&c, &r);
 		st.ops[r.op]++;
 		st.bytes += r.len;
-		/* after a failure the QP is in ERR: stop, both at once */
-		if (st.errors || peer_failed) {
+		/*
+		 * after a failure the QP is in ERR: stop, both at once; and
+		 * after the round the client called the last
+		 */
+		if (st.errors || peer_failed || last_round) {
 			cur_round++;
 			break;
 		}

@@ -74,13 +74,14 @@ migrate_under() {
 }
 
 # rdma-verify between node SERVER (device DEV) and node 1 (client,
-# softhca0), long enough to outlast the migrations; an ACK timeout of
-# 268 ms (-T 16) carries RC over a downtime of up to about 1.8 s.  Both
-# sides end with the same checksum over all the data.
+# softhca0) for MIGRATE_SECONDS (30), which outlast the migrations (a
+# count of rounds lasts as long as the machine's speed makes it); an ACK
+# timeout of 268 ms (-T 16) carries RC over a downtime of up to about
+# 1.8 s.  Both sides end with the same checksum over all the data.
 mig_verify() {	# dev server
 	local log
 	log=$(PAIR_TIMEOUT=600 dev_pair 4 "$2" "$1" 1 softhca0 "timeout 600 rdma-verify" \
-		-n "${MIGRATE_ROUNDS:-900}" -s 0x3a11 -M 8M -T 16)
+		-D "${MIGRATE_SECONDS:-30}" -s 0x3a11 -M 8M -T 16)
 	local rc=$?
 	echo "$log"
 	[ "$(sed -n 's/^\(client\|server\): [0-9]* rounds in .*checksum \(0x[0-9a-f]*\), errors 0$/\2/p' \
