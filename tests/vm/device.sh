@@ -42,8 +42,11 @@ qp_flow_label() {
 	on "$1" -- qp-flow-label softhca0 "$(gid_index "$1" softhca0 "::ffff:10.0.0.$1")"
 }
 
+# Three echoes each way, 0.2 s apart: ping's default of 1 s made each
+# call wait 2 s.
 ping_both() {	# node peer-index
-	on "$1" -- ping -c 3 -W 5 "10.0.0.$2" && on "$1" -- ping -6 -c 3 -W 5 "fd00::$2"
+	on "$1" -- ping -c 3 -i 0.2 -W 5 "10.0.0.$2" &&
+		on "$1" -- ping -6 -c 3 -i 0.2 -W 5 "fd00::$2"
 }
 
 # The fabric between nodes i and j works both ways.
@@ -98,7 +101,7 @@ all_pairs_ping() {
 			[ "$i" = "$j" ] || on "$i" -- ping -c 1 -W 5 "10.0.0.$j" || return 1
 		done
 	done
-	on 1 -- ping -6 -c 2 -W 5 "fd00::$n" && on "$n" -- ping -6 -c 2 -W 5 fd00::1
+	on 1 -- ping -6 -c 2 -i 0.2 -W 5 "fd00::$n" && on "$n" -- ping -6 -c 2 -i 0.2 -W 5 fd00::1
 }
 
 softhca_pair() { verbs_pair "$1" softhca0 "${@:2}"; }
