@@ -40,6 +40,40 @@ broken no-function 's/^case devinfo-node1 pair devinfo /case devinfo-node1 pair 
 broken no-layout 's/^case devinfo-node1 pair /case devinfo-node1 no-such-layout /'
 broken layout-later '0,/^layout pair /s/^layout pair /layout pair-moved /'
 
+# Lanes: with layouts side by side, each case runs once, each layout's
+# lines come out together, and a layout declared alone has no other
+# beside it.  The cases log when they start (+) and end (-).
+lanes_log=$out/lanes.log
+lane_case() {	# NAME LAYOUT
+	echo "case $1 $2 sh -c \"echo $2+ >> $lanes_log; sleep 0.5; echo $2- >> $lanes_log\""
+}
+{
+	echo "layout a -"
+	lane_case a1 a
+	echo "layout b -"
+	lane_case b1 b
+	echo "case b2 b true"
+	echo "layout c -"
+	echo "alone c"
+	lane_case c1 c
+	echo "layout d -"
+	lane_case d1 d
+} > "$out/lanes-table"
+VM_LANES=2 VM_CASES_TABLE=$out/lanes-table "$run" > "$out/lanes.out" 2>&1
+# the layout each PASS line comes under, and the case's own layout
+misplaced=$(awk '/^# layout .* up in/ { l = $3 } /^PASS / { if (substr($2, 4, 1) != l) print }' "$out/lanes.out")
+if [ "$(grep '^PASS ' "$out/lanes.out" | sort | paste -sd' ')" = "PASS vm/a1 PASS vm/b1 PASS vm/b2 PASS vm/c1 PASS vm/d1" ] &&
+	[ "$(grep -c '^# layout .* took' "$out/lanes.out")" = 4 ] && [ -z "$misplaced" ] &&
+	[ "$(grep -A1 -x 'c+' "$lanes_log" | paste -sd' ')" = "c+ c-" ] &&
+	awk '/[+]$/ { open++ } /-$/ { open-- } $0 == "c+" && open != 1 { bad = 1 } END { exit bad }' "$lanes_log" &&
+	[ "$(grep -c '+$' "$lanes_log")" = 4 ]; then
+	echo "PASS unit/vm-cases/lanes"
+else
+	echo "FAIL unit/vm-cases/lanes"
+	sed 's/^/    /' "$out/lanes.out" "$lanes_log"
+	fail=1
+fi
+
 # Each vm/NAME of the README's Status table, * a family, is declared.
 missing=0
 for p in $(sed -n '/^## Status$/,/^## /p' "$top/README.md" | grep '^|' | grep -o '`vm/[^`]*`' | tr -d '`' | sort -u); do

@@ -4,11 +4,13 @@
 # added through --qemu-opts, on the emulator of the softhca-qemu package.
 # vng runs its guest on its host's own root: here a Debian 13 root that
 # mmdebstrap makes, with virtme-ng, rdma-core and our two packages
-# (softhca-qemu, the provider).  The tree is the kernel-tree fixture
-# (tests/vm/kernel-tree.sh), copied in, with the softhca.ko built
-# against it.
+# (softhca-qemu, the provider).  The tree is a kernel-tree fixture
+# (tests/vm/kernel-tree.sh) of its own, copied in, with the softhca.ko
+# built against it: the tree layout lays out and rebuilds $ktree, maybe at
+# the same time (tests/vm/run runs layouts side by side).
 
 vng_root=$out/vng-root
+vng_tree=$SOFTHCA_CACHE/kernel-tree-fixture-vng
 
 # The root, the tree at /ktree and softhca.ko, built against it, at
 # /softhca-kmod in it.  The tree is laid out if no case did it yet.
