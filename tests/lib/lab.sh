@@ -12,14 +12,20 @@ gid_index() {
 		sed -n "s/.*GID\[ *\([0-9]*\)\]:[[:space:]]*$3, RoCE v2\$/\1/p"
 }
 
-# Wait up to 20 s until node $1 listens on TCP port 18515: checked in
-# the guest, every 0.1 s, in one agent call.
-tcp_listening() {
-	on "$1" -- sh -c 'for t in $(seq 200); do
-		ss -ltn | grep -q :18515 && exit 0
+# guest_until NODE SECONDS CONDITION: wait until the shell command
+# CONDITION holds on node NODE, for up to SECONDS: checked in the guest,
+# every 0.1 s, in one agent call.
+guest_until() {
+	on "$1" -- sh -c 'for t in $(seq '"$(($2 * 10))"'); do
+		'"$3"' && exit 0
 		sleep 0.1
 	done
 	exit 1'
+}
+
+# Wait up to 20 s until node $1 listens on TCP port 18515.
+tcp_listening() {
+	guest_until "$1" 20 'ss -ltn | grep -q :18515'
 }
 
 # Run "server" on node $1 in the background and "client" on node $2; both
@@ -32,10 +38,7 @@ pair() {	# server-node client-node server-command client-command
 	on "$c" -- sh -c "$4"
 	rc=$?
 	# the server's end, up to 30 s later
-	on "$s" -- sh -c 'for t in $(seq 300); do
-		[ -e /tmp/srv.rc ] && exit 0
-		sleep 0.1
-	done'
+	guest_until "$s" 30 '[ -e /tmp/srv.rc ]'
 	echo "--- server on node $s:"
 	on "$s" -- cat /tmp/srv.log
 	[ "$rc" = 0 ] && [ "$(on "$s" -- cat /tmp/srv.rc)" = 0 ]
