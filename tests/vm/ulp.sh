@@ -270,6 +270,9 @@ iser_target_down() {
 # (a tmpfs at boot) and needs the node's own initiator name.  It runs in
 # a session of its own: when it stops it signals its whole process group,
 # which would otherwise be the guest agent's.
+#
+# The session logs in without a LUN scan (node.session.scan manual);
+# iscsi_scan starts it once the target has registered the session.
 iscsi_login() {
 	on "$1" -- sh -ec "
 		modprobe ib_iser
@@ -283,7 +286,29 @@ iscsi_login() {
 			sleep 0.1
 		done
 		iscsiadm -m node -o new -T $iscsi_iqn -p $2 -I iser
+		iscsiadm -m node -T $iscsi_iqn -p $2 -I iser -o update \
+			-n node.session.scan -v manual
 		timeout 90 iscsiadm -m node -T $iscsi_iqn -p $2 -I iser --login"
+}
+
+# iscsi_scan HOST TARGET: once TARGET lists HOST's session, HOST scans
+# it for LUNs.  The 6.12 kernels' ib_isert posts the final login response
+# before the target has set the session's parameters (7.3's posts it
+# later, from isert_get_rx_pdu()); a SCSI command that lands in between
+# finds MaxBurstLength 0 and spins the target's CPU in
+# iscsit_build_pdu_and_seq_lists().  LIO registers the session
+# (dynamic_sessions) after it sets them, so nothing is sent before.
+iscsi_scan() {
+	if on "$1" -- sh -c 'ls /sys/class/iscsi_session/*/device/target* 2>/dev/null' | grep -q .; then
+		echo "node $1: the session was scanned at login, before the target had set it up" >&2
+		return 1
+	fi
+	guest_until "$2" 30 "grep -q iqn.2024-01.io.softhca:node$1 \
+		$iscsi_tpg/dynamic_sessions" || {
+		echo "node $2: no session from node $1" >&2
+		return 1
+	}
+	on "$1" -- iscsiadm -m session -R
 }
 
 iscsi_logout() {
@@ -300,7 +325,7 @@ iscsi_logout() {
 iser_rdma_io() {
 	local h=$1 tg=$2 seed=$3 portal=10.0.0.$2:3260 sessions rc=1
 	iser_target "$tg" || { iser_target_down "$tg"; return 1; }
-	if iscsi_login "$h" "$portal"; then
+	if iscsi_login "$h" "$portal" && iscsi_scan "$h" "$tg"; then
 		sessions=$(on "$h" -- iscsiadm -m session)
 		echo "$sessions"
 		grep -q "^iser: .* $iscsi_iqn " <<< "$sessions" &&
@@ -309,6 +334,17 @@ iser_rdma_io() {
 	iscsi_logout "$h" "$portal" || rc=1
 	on "$tg" -- blk-pattern verify /dev/ram0 "$seed" || rc=1
 	iser_target_down "$tg" || rc=1
+	return "$rc"
+}
+
+# iser_login_race HOST TARGET: a login, then the LUN only once TARGET has
+# set up the session (see iscsi_scan); no I/O beyond the scan.
+iser_login_race() {
+	local portal=10.0.0.$2:3260 rc=1
+	iser_target "$2" || { iser_target_down "$2"; return 1; }
+	iscsi_login "$1" "$portal" && iscsi_scan "$1" "$2" && lio_disk "$1" && rc=0
+	iscsi_logout "$1" "$portal" || rc=1
+	iser_target_down "$2" || rc=1
 	return "$rc"
 }
 
