@@ -77,7 +77,8 @@ fi
 # A layout a failed case wedged boots again before the next case: a
 # guest hung by the iSER login race (tests/vm/ulp.sh, iscsi_scan) failed
 # every case after it.  The layout's up= leaves a lab whose one node's
-# QEMU has exited, so tests/lab status fails after the case.
+# QEMU has exited, so tests/lab status fails after the case; the failed
+# case shows what that QEMU wrote to stderr.
 wedge_log=$out/wedge.log
 cat > "$out/wedge-up" <<END
 #!/bin/sh
@@ -85,6 +86,7 @@ echo up >> $wedge_log
 echo 1 > "\$LAB_DIR/first"
 echo 1 > "\$LAB_DIR/nodes"
 sh -c 'echo \$\$' > "\$LAB_DIR/node1.pid"
+echo "qemu-system-x86_64: the wedged node's last words" > "\$LAB_DIR/node1.qemu.log"
 END
 printf '#!/bin/sh\necho down >> %s\n' "$wedge_log" > "$out/wedge-down"
 chmod +x "$out/wedge-up" "$out/wedge-down"
@@ -96,6 +98,7 @@ chmod +x "$out/wedge-up" "$out/wedge-down"
 VM_LANES=1 VM_CASES_TABLE=$out/wedge-table "$run" > "$out/wedge.out" 2>&1
 if grep -qx 'FAIL vm/w-fails' "$out/wedge.out" && grep -qx 'PASS vm/w-next' "$out/wedge.out" &&
 	grep -q '^# layout w no longer answers' "$out/wedge.out" &&
+	grep -q "^    qemu-system-x86_64: the wedged node's last words" "$out/wedge.out" &&
 	[ "$(paste -sd' ' "$wedge_log")" = "up down up next down" ]; then
 	echo "PASS unit/vm-cases/wedged-layout-boots-again"
 else
