@@ -16,6 +16,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
+#include "qapi/error.h"
 #include "migration/qemu-file-types.h"
 #include "softhca-rdma.h"
 #include "softhca-migration.h"
@@ -370,6 +371,7 @@ static int softhca_table_get(QEMUFile *f, void *pv, size_t size,
 
     for (;;) {
         uint32_t i = qemu_get_be32(f);
+        Error *err = NULL;
         int ret;
 
         if (i == SOFTHCA_TABLE_END) {
@@ -380,10 +382,13 @@ static int softhca_table_get(QEMUFile *f, void *pv, size_t size,
         }
         ret = vmstate_load_state(f, field->vmsd,
                                  table + (size_t)i * field->size,
-                                 field->vmsd->version_id, NULL);
+                                 field->vmsd->version_id, &err);
         if (ret) {
-            error_report("softhca: incoming state refused: %s %u",
-                         field->vmsd->name, i);
+            /* QEMU's account names the field or hook that failed */
+            error_report("softhca: incoming state refused: %s %u%s%s",
+                         field->vmsd->name, i, err ? ": " : "",
+                         err ? error_get_pretty(err) : "");
+            error_free(err);
             return ret;
         }
         prev = i;

@@ -16,6 +16,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/error-report.h"
 #include "migration/qemu-file-types.h"
 #include "softhca-tp.h"
 #include "softhca-migration.h"
@@ -32,11 +33,12 @@ static const VMStateDescription vmstate_softhca_sge = {
     },
 };
 
+/* sent counts packets: the QP checks it against len at its path MTU. */
 static int softhca_rd_post_load(void *opaque, int version_id)
 {
     SofthcaRdAtomic *rd = opaque;
 
-    return rd->sent <= rd->len && rd->len <= SOFTHCA_MAX_MSG_SIZE &&
+    return rd->len <= SOFTHCA_MAX_MSG_SIZE &&
            rd->req_len <= SOFTHCA_MAX_MSG_SIZE ? 0 : -EINVAL;
 }
 
@@ -116,6 +118,7 @@ static int softhca_ops_get(QEMUFile *f, void *pv, size_t size,
         !softhca_vmstate_wq_ok(&qp->sq, SOFTHCA_SQ_SHIFT_MIN, 0) ||
         n != softhca_qp_ops_live(qp) || !softhca_tp_ops(qp) ||
         n > qp->tp.nops) {
+        error_report("softhca: QP %u: %u send WQEs taken", qp->qpn, n);
         return -EINVAL;
     }
     for (uint16_t i = 0; i < n; i++) {
@@ -128,6 +131,8 @@ static int softhca_ops_get(QEMUFile *f, void *pv, size_t size,
         op->done = qemu_get_byte(f);
         if (qemu_get_buffer(f, raw, stride) != stride ||
             !softhca_req_op_from_le(qp, op, raw, stride)) {
+            error_report("softhca: QP %u: send WQE %u of %u taken",
+                         qp->qpn, i, n);
             return -EINVAL;
         }
     }
@@ -162,40 +167,67 @@ static bool softhca_qp_queue_ok(const SofthcaWq *wq, uint8_t shift_min,
 /*
  * What indexes host memory: the queues' geometry, the requester's place
  * among its WQEs and packets, the responder's receive WQE and slots.
+ * What of it is out of bounds, or NULL.
  */
-static bool softhca_qp_transport_ok(SofthcaQp *qp)
+static const char *softhca_qp_transport_bad(SofthcaQp *qp)
 {
     SofthcaQpTransport *tp = &qp->tp;
     uint16_t live = softhca_qp_ops_live(qp);
     uint16_t sending = tp->sq_send - tp->sq_comp;
 
-    if ((tp->sched & ~(SOFTHCA_SCHED_REQ | SOFTHCA_SCHED_RESP)) ||
-        tp->recv_nsge > SOFTHCA_MAX_SGE || tp->recv_off > tp->recv_len ||
-        tp->write_left > tp->write_len ||
-        tp->rd_atomic > SOFTHCA_MAX_QP_RD_ATOM ||
-        (tp->nrd ? tp->rd_next >= tp->nrd : tp->rd_next != 0) ||
-        sending > live) {
-        return false;
+    if (tp->sched & ~(SOFTHCA_SCHED_REQ | SOFTHCA_SCHED_RESP)) {
+        return "scheduled work";
+    }
+    if (tp->recv_nsge > SOFTHCA_MAX_SGE || tp->recv_off > tp->recv_len) {
+        return "receive WQE being filled";
+    }
+    if (tp->write_left > tp->write_len) {
+        return "WRITE being placed";
+    }
+    if (tp->rd_atomic > SOFTHCA_MAX_QP_RD_ATOM ||
+        (tp->nrd ? tp->rd_next >= tp->nrd : tp->rd_next != 0)) {
+        return "READ and atomic slots";
+    }
+    /* a READ of 0 bytes has one response */
+    for (uint32_t i = 0; i < tp->nrd; i++) {
+        if (tp->rd[i].sent > softhca_msg_pkts(tp->rd[i].len,
+                                              softhca_tp_mtu(qp))) {
+            return "READ responses sent";
+        }
+    }
+    if (sending > live) {
+        return "send WQE being sent";
     }
     if (!tp->ops) {
-        return !live && !tp->send_pkt;
+        return live || tp->send_pkt ? "send WQEs without a ring" : NULL;
     }
-    return sending == live ? !tp->send_pkt :
-           tp->send_pkt <= softhca_req_op(qp, tp->sq_send)->npkts;
+    if (sending == live ? tp->send_pkt != 0 :
+        tp->send_pkt > softhca_req_op(qp, tp->sq_send)->npkts) {
+        return "packet of the send WQE being sent";
+    }
+    return NULL;
 }
 
 static int softhca_qp_post_load(void *opaque, int version_id)
 {
     SofthcaQp *qp = opaque;
+    const char *bad = NULL;
 
     if (!qp->valid || qp->type < SHCA_QPT_RC ||
         qp->type > SHCA_QPT_XRC_TGT || qp->state > SHCA_QPS_ERR ||
-        qp->attr.state > SHCA_QPS_ERR ||
-        !softhca_qp_queue_ok(&qp->sq, SOFTHCA_SQ_SHIFT_MIN,
-                             qp->sq_record ? sizeof(struct shca_sq_record)
-                                           : 0) ||
-        !softhca_qp_queue_ok(&qp->rq, SOFTHCA_RQ_SHIFT_MIN, 0) ||
-        !softhca_qp_transport_ok(qp)) {
+        qp->attr.state > SHCA_QPS_ERR) {
+        bad = "type or state";
+    } else if (!softhca_qp_queue_ok(&qp->sq, SOFTHCA_SQ_SHIFT_MIN,
+                                    qp->sq_record ?
+                                    sizeof(struct shca_sq_record) : 0)) {
+        bad = "SQ";
+    } else if (!softhca_qp_queue_ok(&qp->rq, SOFTHCA_RQ_SHIFT_MIN, 0)) {
+        bad = "RQ";
+    } else {
+        bad = softhca_qp_transport_bad(qp);
+    }
+    if (bad) {
+        error_report("softhca: QP %u: %s", qp->qpn, bad);
         return -EINVAL;
     }
     return 0;

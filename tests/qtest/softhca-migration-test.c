@@ -317,6 +317,40 @@ static void test_migration_read_atomic_outstanding(void)
 }
 
 /*
+ * The peer's zero-length READ, answered (one response, no payload), still
+ * in the responder's slot as the VM migrates: the slot has sent one
+ * response for 0 bytes.  The incoming side once compared those two as if
+ * both were bytes and refused the QP (vm/migrate-rdma-verify under load);
+ * now the new QEMU takes it, and answers the READ's duplicate again.
+ */
+static void test_migration_zero_length_read_answered(void)
+{
+    const uint32_t psn = 0xabcdef;      /* the device's rq_psn (rc_attr) */
+    uint8_t f[128], *b = f + ROCE_OFF;
+    Wire wire;
+    Rdma r;
+    Loop l;
+
+    peer_start(&wire, &r, &l, SHCA_ACCESS_REMOTE_READ);
+    for (int round = 0; round < 2; round++) {
+        peer_bth(b, 0x0c, l.qpn, psn, true);    /* RC RDMA READ request */
+        stq_be_p(b + 12, 0);
+        stl_be_p(b + 20, 0);
+        stl_be_p(b + 24, 0);
+        wire_send(&wire, f, peer_frame(f, l.mac, 28));
+        g_assert_cmpuint(wire_roce(&wire, f, sizeof(f)), >, 0);
+        g_assert_cmphex(b[0], ==, 0x10);        /* READ response only */
+        g_assert_cmphex(frame_psn(f), ==, psn);
+        if (!round) {
+            wire_netdev_again(&wire);
+            hca_migrate(&r.h, wire.netdev);
+        }
+    }
+    hca_stop(&r.h);
+    wire_close(&wire);
+}
+
+/*
  * The VM stopped with doorbells queued on their page (the hand-off path)
  * and a frame in the loopback queue: the new machine, once it runs, rings
  * the former and delivers the latter.
@@ -663,6 +697,8 @@ int main(int argc, char **argv)
                    test_migration_rc_mid_retransmission);
     qtest_add_func("/softhca/migration/read-atomic-outstanding",
                    test_migration_read_atomic_outstanding);
+    qtest_add_func("/softhca/migration/zero-length-read-answered",
+                   test_migration_zero_length_read_answered);
     qtest_add_func("/softhca/migration/queued-work",
                    test_migration_queued_work);
     qtest_add_func("/softhca/migration/srq-at-limit",
