@@ -65,3 +65,10 @@ log() { echo "softhca: $*" >&2; }
 debian_mirror() {
 	awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources
 }
+
+# perftest counts time in TSC cycles, calibrated against gettimeofday() as
+# it starts; on a busy host under TCG that calibration can fail
+# ("Correlation coefficient r^2 ... < 0.9"), and the run then reports 0
+# whatever it moved.  Whether perftest's output in file $1 says so: such a
+# run measured nothing.
+perftest_uncalibrated() { grep -q 'Correlation coefficient' "$1"; }
