@@ -22,7 +22,11 @@
  *           as for gone; the client prints "streaming" when under way
  *   all     lkey, rkey, state, gone
  *
- *   rdma-negative [-d DEV] [-g IDX] [-p PORT] [-c CASE] [-R err|rts] [HOST]
+ *   rdma-negative [-d DEV] [-g IDX] [-p PORT] [-c CASE] [-R err|rts]
+ *                 [-S MS] [HOST]
+ *
+ * -S MS: the server takes each QP to RTR only MS ms after the exchange, a
+ * peer slow to get ready (rdma-negative-slow-peer).
  *
  * Timeout 12 and retry_cnt 3 on the requester: an unanswered WQE fails in
  * well under a second of guest time.  Exits 1 if any check failed.
@@ -44,11 +48,7 @@
 #include "guest-util.h"
 
 #define BUF_SIZE	(1 << 20)
-/*
- * 16.8 ms: at 10 (4.2 ms) an answer that the peer's QEMU sent a few ms
- * late, while the host's 2 cores ran a busy-polling guest, ran out of
- * retries before the first WRITE (rdma-peer-killed, rdma-peer-reset)
- */
+/* 16.8 ms; 4 tries of it fail an unanswered WQE in 67 ms */
 #define QP_TIMEOUT	12
 #define RETRY_CNT	3
 
@@ -64,7 +64,7 @@ struct peer_info {
 static const char *dev_name = "softhca0";
 static const char *host;
 static const char *resp_state = "err";
-static int gid_index, tcp_port = 18515, sock;
+static int gid_index, tcp_port = 18515, sock, server_slow_ms;
 static bool server;
 static int failures;
 static const char *cur_case = "";
@@ -222,7 +222,12 @@ static int to_rts(struct conn *c)
 			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
-/* A fresh QP on each side, connected to each other (both sides call). */
+/*
+ * A fresh QP on each side, connected to each other (both sides call).  The
+ * client sends only once the server's QP is in RTR: a request that reaches
+ * a QP still in INIT is dropped, and 67 ms is less than a guest on the
+ * busy host may take to modify its QP (rdma-negative-slow-peer).
+ */
 static void connect_pair(struct conn *c)
 {
 	struct peer_info me = { 0 };
@@ -239,8 +244,11 @@ static void connect_pair(struct conn *c)
 	me.ro_rkey = ro_mr->rkey;
 	xfer(&me, sizeof(me), true);
 	xfer(&c->remote, sizeof(c->remote), false);
+	if (server && server_slow_ms)
+		usleep(server_slow_ms * 1000);
 	if (to_rtr(c) || to_rts(c))
 		die("RTR/RTS: %s", strerror(errno));
+	sync_peer();
 }
 
 static void destroy_conn(struct conn *c)
@@ -682,17 +690,18 @@ int main(int argc, char **argv)
 	const char *which = "all";
 	int ch;
 
-	while ((ch = getopt(argc, argv, "d:g:p:c:R:")) != -1) {
+	while ((ch = getopt(argc, argv, "d:g:p:c:R:S:")) != -1) {
 		switch (ch) {
 		case 'd': dev_name = optarg; break;
 		case 'g': gid_index = atoi(optarg); break;
 		case 'p': tcp_port = atoi(optarg); break;
 		case 'c': which = optarg; break;
 		case 'R': resp_state = optarg; break;
+		case 'S': server_slow_ms = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: rdma-negative [-d DEV] "
 				"[-g IDX] [-p PORT] [-c lkey|rkey|state|gone|"
-				"killed|all] [-R err|rts] [HOST]\n");
+				"killed|all] [-R err|rts] [-S MS] [HOST]\n");
 			return 2;
 		}
 	}

@@ -60,8 +60,11 @@ rdma_verify_faults() {
 	return "$ok"
 }
 
+# rdma_negative CASE [ARGS...]: tests/guest/rdma-negative.c's CASE.
 rdma_negative() {
-	rv_run rdma-negative -c "$1"
+	local which=$1
+	shift
+	rv_run rdma-negative -c "$which" "$@"
 }
 
 # rdma_peer_lost kill|reset: node 2 dies while node 1 streams WRITEs to
