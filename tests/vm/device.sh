@@ -61,23 +61,6 @@ rdma_link() {
 	grep -Eq "link $2/1 state ACTIVE physical_state LINK_UP netdev eth0" <<< "$links"
 }
 
-# Bring node $1's fabric port back after its device came back (a driver
-# reload, a hot-plug): eth0 up with its addresses, softhca0's port active.
-fabric_up() {
-	on "$1" -- sh -c '
-		for t in $(seq 50); do
-			ip link show eth0 >/dev/null 2>&1 && break
-			sleep 0.2
-		done
-		ip link set eth0 mtu '"$(cat "$LAB_DIR/mtu")"' up
-		ip addr add 10.0.0.'"$1"'/24 dev eth0
-		ip addr add fd00::'"$1"'/64 dev eth0 nodad
-		for t in $(seq 50); do
-			ibv_devinfo -d softhca0 | grep -q PORT_ACTIVE && break
-			sleep 0.2
-		done'
-}
-
 # Unload and load the driver 10 times: no oops or warning, and afterwards
 # the device comes back with its port and its link.
 module_reload() {
@@ -86,7 +69,7 @@ module_reload() {
 		for n in 1 2 3 4 5 6 7 8 9 10; do
 			rmmod softhca || exit 1
 			modprobe softhca || exit 1
-		done' && fabric_up "$i" || return 1
+		done' && "$lab" fabric "$i" || return 1
 	on "$i" -- dmesg > "$out/dmesg" || return 1
 	if grep -E 'Oops|BUG:|WARNING:|kmemleak|general protection' "$out/dmesg"; then
 		return 1

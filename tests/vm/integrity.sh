@@ -152,7 +152,7 @@ hot_unplug() {
 		on 1 -- sh -c 'ls /sys/class/infiniband | grep -q softhca0' && break
 		sleep 1
 	done
-	fabric_up 1 || return 1
+	"$lab" fabric 1 || return 1
 	on 1 -- dmesg > "$out/dmesg" || return 1
 	grep -E 'softhca|pciehp' "$out/dmesg" | tail -20
 	if grep -E 'Oops|BUG:|WARNING:|general protection' "$out/dmesg"; then
