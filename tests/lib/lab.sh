@@ -131,6 +131,36 @@ hw_counter() {	# node dev name
 		awk -v k="$3" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }'
 }
 
+# counters NODES DEV NAME...: device DEV's hardware counters NAME...,
+# each summed over NODES (1,2): a line "NAME VALUE" each.  Fails if a node
+# lacks one.
+counters() {
+	local nodes=$1 dev=$2 k n v sum
+	shift 2
+	for k; do
+		sum=0
+		for n in ${nodes//,/ }; do
+			v=$(hw_counter "$n" "$dev" "$k") && [ -n "$v" ] ||
+				{ echo "node $n: $dev has no counter $k"; return 1; }
+			sum=$((sum + v))
+		done
+		echo "$k $sum"
+	done
+}
+
+# counters_rose BEFORE AFTER [NAME...]: two readings of counters; prints
+# each counter's change, and fails if one of NAME... (every counter if
+# none is named) did not go up.
+counters_rose() {
+	local k b a rc=0 must=" ${*:3} "
+	while read -r k b _ a; do
+		echo "$k: $b -> $a"
+		[ $# -le 2 ] || [[ $must == *" $k "* ]] || continue
+		[ "$a" -gt "$b" ] || { echo "$k did not go up"; rc=1; }
+	done < <(paste -d' ' <(echo "$1") <(echo "$2"))
+	return "$rc"
+}
+
 # Node $1's RDMA port counter $2 (rdma stat show), e.g. rx_packets.
 port_counter() {
 	on "$1" -- rdma stat show | awk -v k="$2" '$1 == k { print $2; exit }'

@@ -25,34 +25,18 @@ rdma_verify() {
 		{ echo "no matching error-free summaries from both sides"; return 1; }
 }
 
-# rv_counter NODE NAME: softhca0's hardware counter NAME on node NODE.
-rv_counter() {
-	hw_counter "$1" softhca0 "$2"
-}
-
-# The sum of counter $1 over nodes 1 and 2.
-rv_counter_sum() {
-	local a b
-	a=$(rv_counter 1 "$1") && b=$(rv_counter 2 "$1") && [ -n "$a" ] && [ -n "$b" ] &&
-		echo $((a + b))
-}
+# The injected faults, and the transport's recovery from them.
+fault_names=(fault_dropped fault_duplicated fault_reordered retransmits duplicates)
 
 # rdma-verify under the lab's injected faults; afterwards the device shows
 # faults injected, and the transport recovered from them: retransmits and
 # duplicates both went up.
 rdma_verify_faults() {
-	local k before=() after=() i=0 ok=0
-	local names=(fault_dropped fault_duplicated fault_reordered retransmits duplicates)
-	for k in "${names[@]}"; do
-		before+=("$(rv_counter_sum "$k")") || return 1
-	done
+	local before after i ok=0
+	before=$(counters 1,2 softhca0 "${fault_names[@]}") || { echo "$before"; return 1; }
 	rdma_verify "$@" || ok=1
-	for k in "${names[@]}"; do
-		after+=("$(rv_counter_sum "$k")") || return 1
-		echo "$k: ${before[$i]} -> ${after[$i]}"
-		[ "${after[$i]}" -gt "${before[$i]}" ] || { echo "$k did not go up"; ok=1; }
-		i=$((i + 1))
-	done
+	after=$(counters 1,2 softhca0 "${fault_names[@]}") || { echo "$after"; return 1; }
+	counters_rose "$before" "$after" || ok=1
 	for i in 1 2; do
 		echo "--- node $i:"
 		on "$i" -- rdma statistic show link softhca0/1
@@ -173,13 +157,10 @@ rv_faults+=,fault-rx-drop=20,fault-rx-dup=20,fault-rx-reorder=20,fault-seed=4242
 # ends with errors 0, and the device dropped, duplicated and reordered
 # frames and retransmitted.
 soak() {
-	local secs=$1 procs=$2 nqp=$3 g1 g2 p t k ok=0 before=() after=() i=0
-	local names=(fault_dropped fault_duplicated fault_reordered retransmits duplicates)
+	local secs=$1 procs=$2 nqp=$3 g1 g2 p t ok=0 before after i
 	g1=$(gid_index 1 softhca0 ::ffff:10.0.0.1) && g2=$(gid_index 2 softhca0 ::ffff:10.0.0.2) &&
 		[ -n "$g1" ] && [ -n "$g2" ] || return 1
-	for k in "${names[@]}"; do
-		before+=("$(rv_counter_sum "$k")") || return 1
-	done
+	before=$(counters 1,2 softhca0 "${fault_names[@]}") || { echo "$before"; return 1; }
 	for p in $(seq "$procs"); do
 		"$lab" exec -b 2 -- sh -c "timeout $((secs + 600)) rdma-soak -d softhca0 -g $g2 \
 			-p $((18600 + p)) -q $nqp > /tmp/soak-$p.log 2>&1; echo \$? > /tmp/soak-$p.rc"
@@ -206,13 +187,8 @@ soak() {
 				[ "$(on "$i" -- cat /tmp/soak-$p.rc)" = 0 ] || ok=1
 		done
 	done
-	i=0
-	for k in "${names[@]}"; do
-		after+=("$(rv_counter_sum "$k")") || return 1
-		echo "$k: ${before[$i]} -> ${after[$i]}"
-		[ "${after[$i]}" -gt "${before[$i]}" ] || { echo "$k did not go up"; ok=1; }
-		i=$((i + 1))
-	done
+	after=$(counters 1,2 softhca0 "${fault_names[@]}") || { echo "$after"; return 1; }
+	counters_rose "$before" "$after" || ok=1
 	# the figures for the record: bytes checked, summed over all processes
 	for i in 1 2; do
 		on "$i" -- sh -c 'cat /tmp/soak-*.log' |
@@ -228,12 +204,11 @@ soak() {
 # the transport retransmitted.  On a quarter of the namespace: loss makes
 # every frame dear under TCG.
 nvme_rdma_faults() {
-	local d0 r0 d1 r1
-	d0=$(rv_counter_sum fault_dropped) && r0=$(rv_counter_sum retransmits) || return 1
+	local before after
+	before=$(counters 1,2 softhca0 fault_dropped retransmits) || { echo "$before"; return 1; }
 	NVME_RD_KB=16384 nvme_rdma "$@" || return 1
-	d1=$(rv_counter_sum fault_dropped) && r1=$(rv_counter_sum retransmits) || return 1
-	echo "fault_dropped $d0 -> $d1, retransmits $r0 -> $r1"
-	[ "$d1" -gt "$d0" ] && [ "$r1" -gt "$r0" ]
+	after=$(counters 1,2 softhca0 fault_dropped retransmits) || { echo "$after"; return 1; }
+	counters_rose "$before" "$after"
 }
 
 # 2 % of the frames dropped, both ways, both nodes.
