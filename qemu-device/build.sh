@@ -253,16 +253,7 @@ exec 8>"$build.lock"
 flock 8
 exec 9>&-
 
-# A meson build dir cannot be re-pointed at another source tree or safely
-# switched to other options: start it over when either changes.
-key=$(printf '%s\n' "$src" "${opts[@]}" | sha256sum | cut -c1-16)
-if [ "$(cat "$build/.softhca-configured" 2>/dev/null)" != "$key" ]; then
-	log "configuring $build"
-	rm -rf "$build"
-	mkdir -p "$build"
-	(cd "$build" && "$src/configure" "${opts[@]}") >&2
-	echo "$key" > "$build/.softhca-configured"
-fi
+configured "$build" "$src/configure" "${opts[@]}" || die "QEMU's configure failed in $build"
 
 # --- 4. Build what we use --------------------------------------------------
 # Plain `ninja` would build every test and tool; name the targets.

@@ -57,6 +57,23 @@ use_ccache() {
 	export CCACHE_SLOPPINESS=include_file_mtime,include_file_ctime
 }
 
+# configured BUILD PROGRAM ARGS...: the build folder BUILD, configured by
+# PROGRAM ARGS run in it (its output on stderr); made anew only when the
+# program or its arguments changed, since a build folder cannot be
+# re-pointed at another source tree or safely given other options.  A
+# configured tree keeps itself up to date as its sources change.
+configured() {
+	local build=$1 key
+	shift
+	key=$(printf '%s\n' "$@" | sha256sum | cut -c1-16)
+	[ "$(cat "$build/.softhca-configured" 2>/dev/null)" = "$key" ] && return 0
+	log "configuring $build"
+	rm -rf "$build"
+	mkdir -p "$build"
+	(cd "$build" && "$@") >&2 || return 1
+	echo "$key" > "$build/.softhca-configured"
+}
+
 die() { echo "softhca: $*" >&2; exit 1; }
 log() { echo "softhca: $*" >&2; }
 
