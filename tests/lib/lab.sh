@@ -123,8 +123,8 @@ hw_counter() {	# node dev name
 }
 
 # counters NODES DEV NAME...: device DEV's hardware counters NAME...,
-# each summed over NODES (1,2): a line "NAME VALUE" each.  Fails if a node
-# lacks one.
+# each summed over NODES (1,2): a line "NAME VALUE" each.  Fails, saying
+# so on stderr, if a node lacks one.
 counters() {
 	local nodes=$1 dev=$2 k n v sum
 	shift 2
@@ -132,7 +132,7 @@ counters() {
 		sum=0
 		for n in ${nodes//,/ }; do
 			v=$(hw_counter "$n" "$dev" "$k") && [ -n "$v" ] ||
-				{ echo "node $n: $dev has no counter $k"; return 1; }
+				{ echo "node $n: $dev has no counter $k" >&2; return 1; }
 			sum=$((sum + v))
 		done
 		echo "$k $sum"

@@ -33,9 +33,9 @@ fault_names=(fault_dropped fault_duplicated fault_reordered retransmits duplicat
 # duplicates both went up.
 rdma_verify_faults() {
 	local before after i ok=0
-	before=$(counters 1,2 softhca0 "${fault_names[@]}") || { echo "$before"; return 1; }
+	before=$(counters 1,2 softhca0 "${fault_names[@]}") || return 1
 	rdma_verify "$@" || ok=1
-	after=$(counters 1,2 softhca0 "${fault_names[@]}") || { echo "$after"; return 1; }
+	after=$(counters 1,2 softhca0 "${fault_names[@]}") || return 1
 	counters_rose "$before" "$after" || ok=1
 	for i in 1 2; do
 		echo "--- node $i:"
@@ -160,7 +160,7 @@ soak() {
 	local secs=$1 procs=$2 nqp=$3 g1 g2 p t ok=0 before after i
 	g1=$(gid_index 1 softhca0 ::ffff:10.0.0.1) && g2=$(gid_index 2 softhca0 ::ffff:10.0.0.2) &&
 		[ -n "$g1" ] && [ -n "$g2" ] || return 1
-	before=$(counters 1,2 softhca0 "${fault_names[@]}") || { echo "$before"; return 1; }
+	before=$(counters 1,2 softhca0 "${fault_names[@]}") || return 1
 	for p in $(seq "$procs"); do
 		"$lab" exec -b 2 -- sh -c "timeout $((secs + 600)) rdma-soak -d softhca0 -g $g2 \
 			-p $((18600 + p)) -q $nqp > /tmp/soak-$p.log 2>&1; echo \$? > /tmp/soak-$p.rc"
@@ -187,7 +187,7 @@ soak() {
 				[ "$(on "$i" -- cat /tmp/soak-$p.rc)" = 0 ] || ok=1
 		done
 	done
-	after=$(counters 1,2 softhca0 "${fault_names[@]}") || { echo "$after"; return 1; }
+	after=$(counters 1,2 softhca0 "${fault_names[@]}") || return 1
 	counters_rose "$before" "$after" || ok=1
 	# the figures for the record: bytes checked, summed over all processes
 	for i in 1 2; do
@@ -205,9 +205,9 @@ soak() {
 # every frame dear under TCG.
 nvme_rdma_faults() {
 	local before after
-	before=$(counters 1,2 softhca0 fault_dropped retransmits) || { echo "$before"; return 1; }
+	before=$(counters 1,2 softhca0 fault_dropped retransmits) || return 1
 	NVME_RD_KB=16384 nvme_rdma "$@" || return 1
-	after=$(counters 1,2 softhca0 fault_dropped retransmits) || { echo "$after"; return 1; }
+	after=$(counters 1,2 softhca0 fault_dropped retransmits) || return 1
 	counters_rose "$before" "$after"
 }
 

@@ -88,9 +88,9 @@ mpi_pingpong() {
 mpi_check_faults() {
 	local nodes=$1 i=$2 before after rc=0
 	local names=(fault_dropped retransmits duplicates)
-	before=$(counters "$i" softhca0 "${names[@]}") || { echo "$before"; return 1; }
+	before=$(counters "$i" softhca0 "${names[@]}") || return 1
 	MPI_RC_TIMEOUT=100ms mpi_check "$nodes" || rc=1
-	after=$(counters "$i" softhca0 "${names[@]}") || { echo "$after"; return 1; }
+	after=$(counters "$i" softhca0 "${names[@]}") || return 1
 	# the figures for the record, node $i's
 	counters_rose "$before" "$after" fault_dropped retransmits |
 		sed "s/^\([a-z_]*: [0-9]* -> [0-9]*\)\$/# mpi node $i \1/"
