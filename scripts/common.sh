@@ -48,12 +48,15 @@ GUEST_KVER=${GUEST_KERNELS[0]%% *}
 # itself is not hashed, so two trees of the same source laid out alike
 # (build/X beside src/X) share their objects: the QEMU series' build reuses
 # the lab's.  ccache's compiler links come first in PATH; QEMU's configure
-# and meson find gcc and clang there.
+# and meson find gcc and clang there.  Depend mode: a miss compiles once and
+# hashes the headers the compiler's -MD file lists, where the default mode
+# would first run the preprocessor too; on an empty cache that costs 54 %
+# more CPU than the compiler alone, depend mode 10 % (60 of QEMU's files).
 use_ccache() {
 	[ -d /usr/lib/ccache ] || return 0
 	export PATH=/usr/lib/ccache:$PATH
 	export CCACHE_DIR=$SOFTHCA_CACHE/ccache CCACHE_BASEDIR=$SOFTHCA_CACHE
-	export CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=8G
+	export CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=8G CCACHE_DEPEND=1
 	export CCACHE_SLOPPINESS=include_file_mtime,include_file_ctime
 }
 
