@@ -5,29 +5,49 @@
 #
 #   jobs_dir=DIR             where their output waits (the caller's)
 #   jobs_start NAME CMD...   CMD in the background; with every core busy,
-#                            the oldest job is waited for and shown first
+#                            first waits until one job ends, whichever
 #   jobs_finish              wait for the others and show them
+#
+# A job's output is shown once it and every job started before it ended,
+# so a long job holds back the output of those after it, not their start.
 
-jobs_pids=() jobs_names=()
+jobs_pids=() jobs_names=() jobs_done=()
 jobs_max=$(nproc)
 
-jobs_show_oldest() {
-	wait "${jobs_pids[0]}"
-	cat "$jobs_dir/${jobs_names[0]}.out"
-	cat "$jobs_dir/${jobs_names[0]}.err" >&2
-	jobs_pids=("${jobs_pids[@]:1}") jobs_names=("${jobs_names[@]:1}")
+# Show the jobs at the head of the list that ended, in order.
+jobs_show_done() {
+	while [ ${#jobs_pids[@]} -gt 0 ] && [ "${jobs_done[0]}" = 1 ]; do
+		cat "$jobs_dir/${jobs_names[0]}.out"
+		cat "$jobs_dir/${jobs_names[0]}.err" >&2
+		jobs_pids=("${jobs_pids[@]:1}") jobs_names=("${jobs_names[@]:1}")
+		jobs_done=("${jobs_done[@]:1}")
+	done
+}
+
+# Wait until one more of our jobs ends.
+jobs_wait_one() {
+	local pid i running=()
+	for i in "${!jobs_pids[@]}"; do
+		[ "${jobs_done[i]}" = 1 ] || running+=("${jobs_pids[i]}")
+	done
+	wait -n -p pid "${running[@]}"
+	for i in "${!jobs_pids[@]}"; do
+		[ "${jobs_pids[i]}" = "$pid" ] && jobs_done[i]=1
+	done
+	jobs_show_done
 }
 
 jobs_start() {
-	local name=$1
+	local name=$1 d running=0
 	shift
-	[ ${#jobs_pids[@]} -lt "$jobs_max" ] || jobs_show_oldest
+	for d in "${jobs_done[@]}"; do [ "$d" = 1 ] || running=$((running + 1)); done
+	[ "$running" -lt "$jobs_max" ] || jobs_wait_one
 	"$@" > "$jobs_dir/$name.out" 2> "$jobs_dir/$name.err" &
-	jobs_pids+=($!) jobs_names+=("$name")
+	jobs_pids+=($!) jobs_names+=("$name") jobs_done+=(0)
 }
 
 jobs_finish() {
 	while [ ${#jobs_pids[@]} -gt 0 ]; do
-		jobs_show_oldest
+		jobs_wait_one
 	done
 }
