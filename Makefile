@@ -102,9 +102,9 @@ test:
 	$(PARALLEL_STAGES) all kernels-driver packages stock-image mpi-tests fio qemu-sanitized
 	@tests/run unit qtest sanitize fuzz series vm
 
-# the repeats too: the qtests on the other QEMU releases, the VM smoke on
-# the other guest kernels, the 8-node cluster, sizes and address families
-# (tests/vm/run); and a 5-minute soak
+# the repeats too: the qtests on the other QEMU releases and on the QEMU
+# series' build, the VM smoke on the other guest kernels, the 8-node
+# cluster, sizes and address families (tests/vm/run); and a 5-minute soak
 test-full:
 	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image mpi-tests fio smb-kernel \
 		qemu-sanitized
