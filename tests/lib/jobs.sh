@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Jobs run side by side, as many as the host has cores, each printing its
-# output whole, in the order the jobs were started (sourced by the suites
-# whose jobs use a core each: tests/qtest/run, tests/fuzz/run).
+# Jobs run side by side, jobs_max at a time (as many as the host has
+# cores, unless the caller sets it), each printing its output whole, in the
+# order the jobs were started (sourced by tests/qtest/run, tests/fuzz/run
+# and tests/series/run).
 #
 #   jobs_dir=DIR             where their output waits (the caller's)
-#   jobs_start NAME CMD...   CMD in the background; with every core busy,
+#   jobs_start NAME CMD...   CMD in the background; with jobs_max running,
 #                            first waits until one job ends, whichever
 #   jobs_finish              wait for the others and show them
 #
