@@ -12,39 +12,39 @@
 # A job's output is shown once it and every job started before it ended,
 # so a long job holds back the output of those after it, not their start.
 
-jobs_pids=() jobs_names=() jobs_done=()
+# A job's pid is blanked once it ended: the blank ones wait to be shown.
+jobs_pids=() jobs_names=()
 jobs_max=$(nproc)
 
 # Show the jobs at the head of the list that ended, in order.
 jobs_show_done() {
-	while [ ${#jobs_pids[@]} -gt 0 ] && [ "${jobs_done[0]}" = 1 ]; do
+	while [ ${#jobs_pids[@]} -gt 0 ] && [ -z "${jobs_pids[0]}" ]; do
 		cat "$jobs_dir/${jobs_names[0]}.out"
 		cat "$jobs_dir/${jobs_names[0]}.err" >&2
 		jobs_pids=("${jobs_pids[@]:1}") jobs_names=("${jobs_names[@]:1}")
-		jobs_done=("${jobs_done[@]:1}")
 	done
 }
 
 # Wait until one more of our jobs ends.
 jobs_wait_one() {
-	local pid i running=()
+	local pid i
+	# unquoted: the blank pids of ended jobs expand to nothing
+	# shellcheck disable=SC2068
+	wait -n -p pid ${jobs_pids[@]}
 	for i in "${!jobs_pids[@]}"; do
-		[ "${jobs_done[i]}" = 1 ] || running+=("${jobs_pids[i]}")
-	done
-	wait -n -p pid "${running[@]}"
-	for i in "${!jobs_pids[@]}"; do
-		[ "${jobs_pids[i]}" = "$pid" ] && jobs_done[i]=1
+		[ "${jobs_pids[i]}" = "$pid" ] && jobs_pids[i]=
 	done
 	jobs_show_done
 }
 
 jobs_start() {
-	local name=$1 d running=0
+	local name=$1 running
 	shift
-	for d in "${jobs_done[@]}"; do [ "$d" = 1 ] || running=$((running + 1)); done
-	[ "$running" -lt "$jobs_max" ] || jobs_wait_one
+	# shellcheck disable=SC2206
+	running=(${jobs_pids[@]})
+	[ ${#running[@]} -lt "$jobs_max" ] || jobs_wait_one
 	"$@" > "$jobs_dir/$name.out" 2> "$jobs_dir/$name.err" &
-	jobs_pids+=($!) jobs_names+=("$name") jobs_done+=(0)
+	jobs_pids+=($!) jobs_names+=("$name")
 }
 
 jobs_finish() {
