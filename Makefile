@@ -83,7 +83,7 @@ series: qemu provider
 
 # a kernel of our own with SMB Direct, for make test-full's SMB cases
 smb-kernel: deps
-	$(STAGE) smb-kernel "building a kernel with SMB Direct (linux-source-6.12)" scripts/smb-kernel.sh
+	$(STAGE) smb-kernel "building a kernel with SMB Direct (the newest guest kernel's linux-source)" scripts/smb-kernel.sh
 
 # a stock Debian 13 disk, where the VM tests install the packages
 stock-image: deps

@@ -103,6 +103,28 @@ pristine_tree() {
 	echo "$dir"
 }
 
+# linux_source: the path of the newest guest kernel's pristine source
+# tree, from Debian's linux-source package of its suite (also
+# scripts/smb-kernel.sh's).
+linux_source() {
+	local rel series debs=$SOFTHCA_CACHE/series/debs deb
+	rel=$(kernel_newest)
+	series=$(echo "$rel" | cut -d. -f1,2)
+	deb=$(compgen -G "$debs/linux-source-${series}_*_all.deb" | sort -V | tail -n1) || true
+	if [ -z "$deb" ]; then
+		mkdir -p "$debs"
+		log "downloading linux-source-$series"
+		(cd "$debs" && series_apt download "linux-source-$series") >&2
+		deb=$(compgen -G "$debs/linux-source-${series}_*_all.deb" | sort -V | tail -n1)
+	fi
+	if [ ! -f "$debs/linux-source-$series.tar.xz" ]; then
+		dpkg-deb --fsys-tarfile "$deb" |
+			tar -xO "./usr/src/linux-source-$series.tar.xz" > "$debs/linux-source-$series.tar.xz.tmp"
+		mv "$debs/linux-source-$series.tar.xz.tmp" "$debs/linux-source-$series.tar.xz"
+	fi
+	pristine_tree "linux-$series" "$debs/linux-source-$series.tar.xz"
+}
+
 # series_apt ARGS...: apt-get with the series' private configuration: the
 # suite of the newest guest kernel (its linux-source) and sid's sources
 # (a sparse that knows the newest kernel's C, tests/series/run).

@@ -21,26 +21,6 @@ set -euo pipefail
 out=${1:?usage: scripts/series/linux.sh OUT}
 drv=$SOFTHCA_TOP/guest-driver
 
-# linux_source: the path of the newest kernel's pristine source tree.
-linux_source() {
-	local rel series debs=$SOFTHCA_CACHE/series/debs deb
-	rel=$(kernel_newest)
-	series=$(echo "$rel" | cut -d. -f1,2)
-	deb=$(compgen -G "$debs/linux-source-${series}_*_all.deb" | sort -V | tail -n1) || true
-	if [ -z "$deb" ]; then
-		mkdir -p "$debs"
-		log "downloading linux-source-$series"
-		(cd "$debs" && series_apt download "linux-source-$series") >&2
-		deb=$(compgen -G "$debs/linux-source-${series}_*_all.deb" | sort -V | tail -n1)
-	fi
-	if [ ! -f "$debs/linux-source-$series.tar.xz" ]; then
-		dpkg-deb --fsys-tarfile "$deb" |
-			tar -xO "./usr/src/linux-source-$series.tar.xz" > "$debs/linux-source-$series.tar.xz.tmp"
-		mv "$debs/linux-source-$series.tar.xz.tmp" "$debs/linux-source-$series.tar.xz"
-	fi
-	pristine_tree "linux-$series" "$debs/linux-source-$series.tar.xz"
-}
-
 # The driver's text in the tree: the compat layer resolved for the newest
 # kernel, the ABI header from include/uapi, and a driver id of its own.
 upstream_driver() {	# FILE
