@@ -220,12 +220,11 @@ if [ "${SOFTHCA_SANITIZE:-0}" = 1 ]; then
 	# QEMU's fuzzing needs clang; the same build serves the sanitized qtests
 	# and VM smoke, since fuzzer-no-link instrumentation changes nothing else.
 	build=$SOFTHCA_CACHE/build/qemu-fuzz
-	# -O1 and line tables, as sanitizers and libFuzzer advise: the
-	# reports keep their lines, and the build takes far less time than
-	# with -O2 -g
+	# -O1, as sanitizers and libFuzzer advise (and the line tables of
+	# every build): the reports keep their lines, and the build takes far
+	# less time than with -O2
 	opts+=(--cc=clang --cxx=clang++ --host-cc=clang
-		--enable-fuzzing --enable-asan --enable-ubsan
-		-Doptimization=1 --disable-debug-info --extra-cflags=-gline-tables-only)
+		--enable-fuzzing --enable-asan --enable-ubsan -Doptimization=1)
 	targets+=(qemu-fuzz-x86_64)
 elif [ "${SOFTHCA_SANITIZE:-0}" = coverage ]; then
 	build=$SOFTHCA_CACHE/build/qemu-fuzz-cov
@@ -236,7 +235,7 @@ elif [ "${SOFTHCA_SANITIZE:-0}" = coverage ]; then
 elif [ "${SOFTHCA_QTEST_ONLY:-0}" = 1 ] && [ "$QEMU_VERSION" != "${QEMU_RELEASES[0]%% *}" ]; then
 	# qtest is an accelerator of its own: no guest code ever runs
 	build=$SOFTHCA_CACHE/build/qemu-qtest
-	opts=("${opts[@]/--enable-tcg/--disable-tcg}" -Doptimization=0 --disable-debug-info)
+	opts=("${opts[@]/--enable-tcg/--disable-tcg}" -Doptimization=0)
 fi
 
 # Each release builds in a folder of its own; the default one's is also
