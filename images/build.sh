@@ -19,7 +19,8 @@
 #              configuration (never the host's sources), busybox-static;
 #   ours       softhca.ko and the rdma-core provider, when they are built.
 #
-# Downloads are cached; the initrd is rebuilt only when an input changed.
+# Downloads are cached; the initrd is two archives (main, below), each
+# made again only when one of its inputs changed.
 # softhca.ko comes from guest-driver/build.sh's folder for REL.
 # Overrides: SOFTHCA_KO, SOFTHCA_PROVIDER (paths of our two components),
 # SOFTHCA_GUEST_TESTS (a folder of test programs for /usr/local/bin).
@@ -429,19 +430,67 @@ pack_initrd() {
 
 file_hash() { if [ -e "$1" ]; then sha256sum < "$1"; else echo "absent"; fi; }
 
-inputs_digest() {
-	local kdebs=$1 manifest=$2
+# The initrd is two compressed cpio archives end to end, which the kernel
+# unpacks one after the other: the user space, the same for every kernel
+# and kept in $userland, then the kernel's modules and softhca.ko.  A
+# kernel tree or a driver rebuilt makes the second one alone, in seconds.
+userland=$SOFTHCA_CACHE/images/userland
+
+userland_digest() {
+	local manifest=$1
 	{
-		echo "$kdebs"
-		printf '%s\n' "${GUEST_MODULES[@]}" "${GUEST_MODULES_IF_ANY[@]}" "${DROP_DIRS[@]}"
+		printf '%s\n' "${DROP_DIRS[@]}" "${DROP_FILES[@]}"
 		cat "$manifest"
 		file_hash "$0"
 		file_hash "$init_script"
 		file_hash /bin/busybox
-		file_hash "$SOFTHCA_KO"
 		file_hash "$SOFTHCA_PROVIDER"
 		cat "$SOFTHCA_GUEST_TESTS"/* 2>/dev/null | sha256sum
 	} | sha256sum | cut -d' ' -f1
+}
+
+modules_digest() {
+	local kdebs=$1
+	{
+		echo "$kver $kdebs"
+		printf '%s\n' "${GUEST_MODULES[@]}" "${GUEST_MODULES_IF_ANY[@]}"
+		file_hash "$0"
+		file_hash "$SOFTHCA_KO"
+	} | sha256sum | cut -d' ' -f1
+}
+
+# The user space archive, made again when one of its inputs changed.
+make_userland() {
+	local manifest=$1 digest stage
+	digest=$(userland_digest "$manifest")
+	[ -e "$userland/userland.cpio.zst" ] && [ "$(cat "$userland/digest" 2>/dev/null)" = "$digest" ] &&
+		return
+	mkdir -p "$userland"
+	stage=$tmp/userland
+	mkdir "$stage" "$tmp/deps"
+	stage_debs "$stage" "$tmp/deps" "$manifest"
+	merge_usr "$stage"
+	add_needed_libs "$stage" "$tmp/deps"
+	stage_busybox "$stage"
+	stage_provider "$stage"
+	stage_guest_tests "$stage"
+	stage_skeleton "$stage"
+	ldconfig -r "$stage"
+	pack_initrd "$stage" "$userland/userland.cpio.zst.new"
+	mv "$userland/userland.cpio.zst.new" "$userland/userland.cpio.zst"
+	echo "$digest" > "$userland/digest"
+	rm -rf "$stage" "$tmp/deps"
+}
+
+# The kernel's archive: its modules under usr/lib/modules, where the
+# user space's /lib link leads.
+make_modules() {
+	local dest=$1 stage=$tmp/modules
+	mkdir -p "$stage/usr/lib"
+	ln -s usr/lib "$stage/lib"	# for depmod, which reads lib/modules
+	stage_modules "$stage"
+	rm "$stage/lib"
+	pack_initrd "$stage" "$dest"
 }
 
 main() {
@@ -468,26 +517,17 @@ main() {
 
 	cmp -s "$(kernel_image)" "$out/vmlinuz" || cp "$(kernel_image)" "$out/vmlinuz"
 
-	digest=$(inputs_digest "$kdebs" "$manifest")
+	tmp=$(mktemp -d "$SOFTHCA_CACHE/stage.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	make_userland "$manifest"
+	digest=$(cat "$userland/digest")-$(modules_digest "$kdebs")
 	if [ -e "$out/initrd.img" ] && [ "$(cat "$out/initrd.digest" 2>/dev/null)" = "$digest" ]; then
 		log "initrd.img is up to date"
 		[ -z "$tree" ] || echo "$out"
 		return
 	fi
-	tmp=$(mktemp -d "$SOFTHCA_CACHE/stage.XXXXXX")
-	trap 'rm -rf "$tmp"' EXIT
-	stage=$tmp/root
-	mkdir "$stage" "$tmp/deps"
-	stage_debs "$stage" "$tmp/deps" "$manifest"
-	merge_usr "$stage"
-	add_needed_libs "$stage" "$tmp/deps"
-	stage_busybox "$stage"
-	stage_modules "$stage"
-	stage_provider "$stage"
-	stage_guest_tests "$stage"
-	stage_skeleton "$stage"
-	ldconfig -r "$stage"
-	pack_initrd "$stage" "$out/initrd.img.new"
+	make_modules "$tmp/modules.cpio.zst"
+	cat "$userland/userland.cpio.zst" "$tmp/modules.cpio.zst" > "$out/initrd.img.new"
 	mv "$out/initrd.img.new" "$out/initrd.img"
 	echo "$digest" > "$out/initrd.digest"
 	log "$kver initrd.img: $(du -h "$out/initrd.img" | cut -f1) ($(wc -l < "$manifest") packages," \
