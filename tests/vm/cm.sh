@@ -85,7 +85,7 @@ mcast_joined() {
 # groups: ENOTSUPP.)
 mckey_run() {
 	local s=$1 r=$2 n=20 i t
-	"$lab" exec -b "$r" -- sh -c "rm -f /tmp/srv.rc; timeout 60 mckey -m $3 -b 10.0.0.$r -C $n -S 256 > /tmp/srv.log 2>&1; echo \$? > /tmp/srv.rc"
+	on -b "$r" -- sh -c "rm -f /tmp/srv.rc; timeout 60 mckey -m $3 -b 10.0.0.$r -C $n -S 256 > /tmp/srv.log 2>&1; echo \$? > /tmp/srv.rc"
 	mcast_joined "$r" "$3" || return 1
 	for i in 1 2 3 4 5; do
 		on "$s" -- timeout 30 mckey -m "$3" -b "10.0.0.$s" -s -C "$n" -S 256 ||

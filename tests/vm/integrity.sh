@@ -60,12 +60,12 @@ rdma_peer_lost() {
 	local how=$1 g1 g2 t pid rc
 	g1=$(gid_index 1 softhca0 ::ffff:10.0.0.1) && g2=$(gid_index 2 softhca0 ::ffff:10.0.0.2) &&
 		[ -n "$g1" ] && [ -n "$g2" ] || return 1
-	"$lab" exec -b 2 -- sh -c "rdma-negative -d softhca0 -g $g2 -c killed > /tmp/srv.log 2>&1"
+	on -b 2 -- sh -c "rdma-negative -d softhca0 -g $g2 -c killed > /tmp/srv.log 2>&1"
 	for t in $(seq 40); do
 		on 2 -- sh -c 'ss -ltn | grep -q :18515' && break
 		sleep 0.5
 	done
-	"$lab" exec -b 1 -- sh -c "rm -f /tmp/kill.rc; timeout 300 rdma-negative -d softhca0 -g $g1 -c killed 10.0.0.2 > /tmp/kill.log 2>&1; echo \$? > /tmp/kill.rc"
+	on -b 1 -- sh -c "rm -f /tmp/kill.rc; timeout 300 rdma-negative -d softhca0 -g $g1 -c killed 10.0.0.2 > /tmp/kill.log 2>&1; echo \$? > /tmp/kill.rc"
 	for t in $(seq 120); do
 		on 1 -- grep -q streaming /tmp/kill.log 2>/dev/null && break
 		sleep 0.5
@@ -108,9 +108,9 @@ rdma_peer_lost() {
 # the device back with its port and RDMA working.
 hot_unplug() {
 	local t rc
-	"$lab" exec -b 2 -- sh -c 'timeout 120 ibv_rc_pingpong -e -d softhca0 -g 1 -n 1000000 -s 4096 > /tmp/hp-srv.log 2>&1'
+	on -b 2 -- sh -c 'timeout 120 ibv_rc_pingpong -e -d softhca0 -g 1 -n 1000000 -s 4096 > /tmp/hp-srv.log 2>&1'
 	sleep 2
-	"$lab" exec -b 1 -- sh -c 'timeout 120 ibv_rc_pingpong -e -d softhca0 -g 1 -n 1000000 -s 4096 10.0.0.2 > /tmp/hp-cli.log 2>&1; echo $? > /tmp/hp.rc'
+	on -b 1 -- sh -c 'timeout 120 ibv_rc_pingpong -e -d softhca0 -g 1 -n 1000000 -s 4096 10.0.0.2 > /tmp/hp-cli.log 2>&1; echo $? > /tmp/hp.rc'
 	sleep 5
 	echo "device_del on node 1 while the pingpong runs"
 	"$lab" qmp 1 --event DEVICE_DELETED --timeout 90 \
@@ -162,7 +162,7 @@ soak() {
 		[ -n "$g1" ] && [ -n "$g2" ] || return 1
 	before=$(counters 1,2 softhca0 "${fault_names[@]}") || return 1
 	for p in $(seq "$procs"); do
-		"$lab" exec -b 2 -- sh -c "timeout $((secs + 600)) rdma-soak -d softhca0 -g $g2 \
+		on -b 2 -- sh -c "timeout $((secs + 600)) rdma-soak -d softhca0 -g $g2 \
 			-p $((18600 + p)) -q $nqp > /tmp/soak-$p.log 2>&1; echo \$? > /tmp/soak-$p.rc"
 	done
 	for t in $(seq 60); do
@@ -170,7 +170,7 @@ soak() {
 		sleep 0.5
 	done
 	for p in $(seq "$procs"); do
-		"$lab" exec -b 1 -- sh -c "timeout $((secs + 600)) rdma-soak -d softhca0 -g $g1 \
+		on -b 1 -- sh -c "timeout $((secs + 600)) rdma-soak -d softhca0 -g $g1 \
 			-p $((18600 + p)) -q $nqp -t $secs -s $((0x50a0 + p)) 10.0.0.2 \
 			> /tmp/soak-$p.log 2>&1; echo \$? > /tmp/soak-$p.rc"
 	done

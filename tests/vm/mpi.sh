@@ -28,7 +28,7 @@ mpi_install() {
 # output and succeeds if it exited 0 within SECONDS.
 node_job() {
 	local i=$1 deadline=$((SECONDS + $2))
-	"$lab" exec -b "$i" -- sh -c "rm -f /tmp/job.rc; $3 > /tmp/job.log 2>&1; echo \$? > /tmp/job.rc"
+	on -b "$i" -- sh -c "rm -f /tmp/job.rc; $3 > /tmp/job.log 2>&1; echo \$? > /tmp/job.rc"
 	until on "$i" -- test -e /tmp/job.rc; do
 		[ "$SECONDS" -lt "$deadline" ] || { on "$i" -- cat /tmp/job.log; echo "not done after $2 s"; return 1; }
 		sleep 1

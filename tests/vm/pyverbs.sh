@@ -12,7 +12,7 @@ pyverbs_start() {
 	for i in 1 2; do
 		dev=softhca0
 		[ "$i" = 2 ] && dev=rxe0
-		"$lab" exec -b "$i" -- sh -c "rm -f /tmp/pyverbs.rc
+		on -b "$i" -- sh -c "rm -f /tmp/pyverbs.rc
 			pyverbs-run $dev 60 > /tmp/pyverbs.log 2>&1; echo \$? > /tmp/pyverbs.rc"
 	done
 }

@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The lab nodes' guest agents (sourced by tests/lab and tests/lib/lab.sh).
+
+QGA=(/usr/bin/python3 "$SOFTHCA_TOP/tests/qga.py")
+
+# agent_exec [-b] I [--] CMD...: CMD as root on node I of $LAB_DIR, through
+# its guest agent; -b: in the background, return at once.  125: node I is
+# not up.
+agent_exec() {
+	local bg=() i
+	[ "${1:-}" = -b ] && { bg=(-b); shift; }
+	i=${1:-}
+	shift
+	[ "${1:-}" = -- ] && shift
+	if [ ! -S "$LAB_DIR/node$i.qga" ]; then
+		echo "softhca: node '$i' is not up in $LAB_DIR" >&2
+		return 125
+	fi
+	"${QGA[@]}" --timeout 60 "$LAB_DIR/node$i.qga" exec "${bg[@]}" -- "$@"
+}
