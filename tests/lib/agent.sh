@@ -3,18 +3,23 @@
 
 QGA=(/usr/bin/python3 "$SOFTHCA_TOP/tests/qga.py")
 
-# agent_exec [-b] I [--] CMD...: CMD as root on node I of $LAB_DIR, through
-# its guest agent; -b: in the background, return at once.  125: node I is
-# not up.
+# agent_exec [-b] I [--] CMD...: CMD as root on node I, through its guest
+# agent: tests/lab's node I in $LAB_DIR or, with $lab_domains set, libvirt
+# domain nodeI, whose agent libvirt holds (tests/vm/libvirt.sh).  -b: in
+# the background, return at once.  125: node I is not up.
 agent_exec() {
-	local bg=() i
+	local bg=() i addr
 	[ "${1:-}" = -b ] && { bg=(-b); shift; }
 	i=${1:-}
 	shift
 	[ "${1:-}" = -- ] && shift
-	if [ ! -S "$LAB_DIR/node$i.qga" ]; then
+	if [ -n "${lab_domains:-}" ]; then
+		addr=virsh:node$i
+	elif [ -S "$LAB_DIR/node$i.qga" ]; then
+		addr=$LAB_DIR/node$i.qga
+	else
 		echo "softhca: node '$i' is not up in $LAB_DIR" >&2
 		return 125
 	fi
-	"${QGA[@]}" --timeout 60 "$LAB_DIR/node$i.qga" exec "${bg[@]}" -- "$@"
+	"${QGA[@]}" --timeout 60 "$addr" exec "${bg[@]}" -- "$@"
 }

@@ -6,16 +6,8 @@ lab=$SOFTHCA_TOP/tests/lab
 . "$SOFTHCA_TOP/tests/lib/agent.sh"
 
 # tests/lab exec, without tests/lab: its start costs 40 ms of the host's
-# CPU, a third of a call's, and the VM suite makes thousands.  A case may
-# point $lab at other nodes (tests/vm/libvirt.sh's domains): then through
-# that.
-on() {
-	if [ "$lab" = "$SOFTHCA_TOP/tests/lab" ]; then
-		agent_exec "$@"
-	else
-		"$lab" exec "$@"
-	fi
-}
+# CPU, a third of a call's, and the VM suite makes thousands.
+on() { agent_exec "$@"; }
 
 # The index of the RoCE v2 GID holding address $3 on node $1's device $2.
 gid_index() {

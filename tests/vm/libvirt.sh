@@ -68,20 +68,6 @@ lv_up() {
 	fi
 	lv_ns=$(readlink "/proc/$lv_pid/ns/mnt")
 	echo "# $(/usr/sbin/libvirtd --version) up, pid $lv_pid"
-	# the lab's helpers (tests/lib/lab.sh) reach node I as domain nodeI
-	cat > "$lv_dir/lab" <<-EOF
-		#!/bin/sh
-		# tests/lab exec [-b] I -- CMD, for the libvirt domains nodeI
-		[ "\$1" = exec ] || exit 2
-		shift
-		bg=
-		[ "\$1" = -b ] && { bg=-b; shift; }
-		i=\$1
-		shift
-		[ "\$1" = -- ] && shift
-		exec /usr/bin/python3 "$SOFTHCA_TOP/tests/qga.py" --timeout 60 "virsh:node\$i" exec \$bg -- "\$@"
-	EOF
-	chmod +x "$lv_dir/lab"
 }
 
 # Stop libvirtd, then any process left in its namespace (a QEMU it
@@ -107,11 +93,11 @@ lv_down() {
 	lv_dir='' lv_pid='' lv_ns=''
 }
 
-# lv_in CMD...: CMD with the lab's helpers pointed at the domains (they
-# run "$lab exec", and see this local lab).
+# lv_in CMD...: CMD with the lab's helpers (on, tests/lib/agent.sh)
+# pointed at the domains: node I is domain nodeI.
 lv_in() {
 	# shellcheck disable=SC2034
-	local lab=$lv_dir/lab
+	local lab_domains=1
 	"$@"
 }
 
