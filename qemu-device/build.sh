@@ -165,9 +165,11 @@ grep -v "'softhca-[a-z0-9-]*test'\\|'softhca-bench'" "$qmeson" > "$qmeson.softhc
 for t in "${qtests[@]}"; do
 	insert_after_once "$qmeson.softhca" 'qtests_x86_64 = qtests_i386' \
 		"qtests_x86_64 += config_all_devices.has_key('CONFIG_SOFTHCA') ? ['$t'] : []"
-	insert_after_once "$qmeson.softhca" 'qtests = {' \
-		"  '$t': files('softhca-qtest.c'),"
+	insert_after_once "$qmeson.softhca" 'qtests = {' "  '$t': softhca_qtest,"
 done
+# the helper library compiles once for all of them, as libqos does
+insert_after_once "$qmeson.softhca" 'qtests_x86_64 = qtests_i386' \
+	"softhca_qtest = declare_dependency(objects: static_library('softhca-qtest', files('softhca-qtest.c'), dependencies: [qemuutil, qos], build_by_default: false).extract_all_objects(recursive: false))"
 if cmp -s "$qmeson.softhca" "$qmeson"; then rm "$qmeson.softhca"; else mv "$qmeson.softhca" "$qmeson"; fi
 fuzz_meson=$src/tests/qtest/fuzz/meson.build
 append_once "$fuzz_meson" \

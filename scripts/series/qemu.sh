@@ -105,9 +105,17 @@ done
 list=$(printf "'%s', " "${tests[@]}")
 insert_line "$work/tests/qtest/meson.build" after "\\['intel-iommu-test'\\] : \\[\\]\\)" \
 	"  (config_all_devices.has_key('CONFIG_SOFTHCA') ? [${list%, }] : []) +                 \\"
+# the helper library compiles once for all of them, as libqos does
+insert_line "$work/tests/qtest/meson.build" before '^qtests = [{]$' \
+	"softhca_qtest = declare_dependency(objects: static_library('softhca-qtest',"
+insert_line "$work/tests/qtest/meson.build" before '^qtests = [{]$' \
+	"  files('softhca-qtest.c'), dependencies: [qemuutil, qos],"
+insert_line "$work/tests/qtest/meson.build" before '^qtests = [{]$' \
+	"  build_by_default: false).extract_all_objects(recursive: false))"
+insert_line "$work/tests/qtest/meson.build" before '^qtests = [{]$' ''
 for t in "${tests[@]}"; do
 	insert_line "$work/tests/qtest/meson.build" before "^  'tpm-crb-swtpm-test'" \
-		"  '$t': files('softhca-qtest.c'),"
+		"  '$t': softhca_qtest,"
 done
 insert_line "$work/MAINTAINERS" after '^F: include/hw/rdma/softhca_hw.h$' \
 	'F: tests/qtest/softhca-*'
