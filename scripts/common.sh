@@ -91,9 +91,26 @@ debian_mirror() {
 	awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources
 }
 
-# perftest counts time in TSC cycles, calibrated against gettimeofday() as
-# it starts; on a busy host under TCG that calibration can fail
+# perftest counts time in TSC cycles, calibrated against gettimeofday()
+# when it reports; on a busy host under TCG that calibration can fail
 # ("Correlation coefficient r^2 ... < 0.9"), and the run then reports 0
 # whatever it moved.  Whether perftest's output in file $1 says so: such a
-# run measured nothing.
+# run measured no time.
 perftest_uncalibrated() { grep -q 'Correlation coefficient' "$1"; }
+
+# perftest_mibs FILE SIZE SECONDS: the average MiB/s of the row for SIZE
+# in FILE, the output of an ib_*_bw -D SECONDS.  A run that could not
+# calibrate its clock (above) still counts its messages right: its figure
+# is then those messages over the window it counted them in, which its
+# alarms time: SECONDS less a margin of SECONDS/4, whole seconds, at each
+# end (perftest's catch_alarm()).  Nothing when FILE has no such row.
+perftest_mibs() {
+	local uncalibrated=0
+	perftest_uncalibrated "$1" && uncalibrated=1
+	awk -v size="$2" -v secs="$3" -v u="$uncalibrated" '
+		$1 == size && NF >= 5 {
+			if (u) printf "%.2f\n", $2 * size / (secs - 2 * int(secs / 4)) / 1048576
+			else print $4
+			exit
+		}' "$1"
+}
