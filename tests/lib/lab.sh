@@ -155,6 +155,52 @@ counters_rose() {
 	return "$rc"
 }
 
+# kernel_mark NODE MARK: MARK, a line in node NODE's kernel log, where
+# kernel_since and kernel_reports start to read: what an earlier case made
+# the kernel log (and a wrapped ring buffer) is not this case's.
+kernel_mark() { on "$1" -- sh -c "echo 'softhca-case: $2' > /dev/kmsg"; }
+
+# kernel_since NODE MARK: what node NODE's kernel logged since MARK.
+kernel_since() { on "$1" -- sh -c "dmesg | sed -n '/softhca-case: $2\$/,\$p'"; }
+
+# kernel_reports NODE MARK: each oops, BUG, warning, leak and hung task
+# that node NODE's kernel logged since MARK, whole (to its end of trace, or
+# 45 lines); fails if there was one.  One warning is Linux's own and is only
+# noted: the iSCSI transport removes a session's target from the session's
+# WQ_MEM_RECLAIM workqueue, which flushes the target's runtime-PM work on
+# pm_wq, when that is pending (scsi_transport_iscsi.c, Linux 6.0 on).
+kernel_reports() {	# node mark
+	local log
+	log=$(kernel_since "$1" "$2") || return 1
+	[ -n "$log" ] || { echo "node $1: no mark $2 in its kernel log"; return 1; }
+	awk -v node="$1" '
+		function report() {
+			if (r == "")
+				return
+			if (r ~ /check_flush_dependency/ && r ~ /Workqueue: iscsi_ctrl_/ &&
+			    r ~ /__iscsi_unbind_session/) {
+				print "# node " node ", a warning of Linux'"'"'s iSCSI transport, not softhca'"'"'s: " first
+			} else {
+				printf "--- node %s'"'"'s kernel reported:\n%s", node, r
+				bad = 1
+			}
+			r = ""
+		}
+		/Oops|BUG:|WARNING:|kmemleak|general protection|blocked for more than/ {
+			report()
+			first = $0
+			n = 0
+		}
+		first != "" {
+			r = r $0 "\n"
+			if (++n == 45 || /---\[ end trace/) {
+				report()
+				first = ""
+			}
+		}
+		END { report(); exit bad }' <<< "$log"
+}
+
 # Node $1's RDMA port counter $2 (rdma stat show), e.g. rx_packets.
 port_counter() {
 	on "$1" -- rdma stat show | awk -v k="$2" '$1 == k { print $2; exit }'

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/lib/lab.sh's helpers, on stubs: counters and counters_rose,
 # device counters summed over nodes, and which of them went up between
-# two readings.
+# two readings; kernel_reports, what a node's kernel reported since a
+# case began.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/scripts/common.sh"
@@ -37,4 +38,38 @@ check counters-stayed $'rx: 3 -> 3\nrx did not go up\ntx: 30 -> 31\nrc 1' \
 	counters_rose $'rx 3\ntx 30' $'rx 3\ntx 31'
 check counters-stayed-unasked $'rx: 3 -> 3\ntx: 30 -> 31\nrc 0' \
 	counters_rose $'rx 3\ntx 30' $'rx 3\ntx 31' tx
+
+# kernel_reports on a node whose kernel log is $out/dmesg
+mkdir -p "$out/bin"
+printf '#!/bin/sh\ncat "%s/dmesg"\n' "$out" > "$out/bin/dmesg"
+chmod +x "$out/bin/dmesg"
+on() { shift 2; PATH=$out/bin:$PATH "$@"; }
+warning() {	# function: a WARNING report, whole
+	printf '%s\n' "[  9.1] WARNING: CPU: 0 PID: 7 at kernel/workqueue.c:3765 check_flush_dependency.part.0+0xbe/0x130" \
+		"[  9.1] Workqueue: $2" "[  9.1] RIP: 0010:check_flush_dependency.part.0+0xbe/0x130" \
+		"[  9.1]  __flush_work+0xe6/0x350" "[  9.1]  $1+0xd4/0x220" "[  9.1] ---[ end trace 0000000000000000 ]---"
+}
+{
+	# an earlier case's warning, then this case's mark
+	warning softhca_destroy_qp "events softhca_work"
+	echo "[  8.0] softhca-case: m1"
+	echo "[  8.1] softhca0: port 1 ACTIVE"
+} > "$out/dmesg"
+# rdma-peer-reset failed on ulp-iser's warning, logged before it began
+check kernel-reports-earlier-case-not-counted 'rc 0' kernel_reports 1 m1
+warning softhca_destroy_qp "events softhca_work" >> "$out/dmesg"
+check kernel-reports-warning "$(printf '%s\n' "--- node 1's kernel reported:"
+	warning softhca_destroy_qp "events softhca_work"; echo 'rc 1')" kernel_reports 1 m1
+# the iSCSI transport's own, noted; after it a BUG, reported
+{
+	echo "[  8.0] softhca-case: m2"
+	warning __iscsi_unbind_session "iscsi_ctrl_0:1 __iscsi_unbind_session [scsi_transport_iscsi]"
+	echo "[ 10.0] BUG: kernel NULL pointer dereference, address: 0000000000000008"
+} > "$out/dmesg"
+check kernel-reports-iscsi-transport-warning-noted "$(
+	echo "# node 2, a warning of Linux's iSCSI transport, not softhca's: $(warning x y | head -n 1)"
+	echo "--- node 2's kernel reported:"
+	echo "[ 10.0] BUG: kernel NULL pointer dereference, address: 0000000000000008"
+	echo 'rc 1')" kernel_reports 2 m2
+check kernel-reports-no-mark $'node 1: no mark m3 in its kernel log\nrc 1' kernel_reports 1 m3
 exit "$fail"

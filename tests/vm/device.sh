@@ -64,16 +64,14 @@ rdma_link() {
 # Unload and load the driver 10 times: no oops or warning, and afterwards
 # the device comes back with its port and its link.
 module_reload() {
-	local i=$1
+	local i=$1 mark=reload-$$-$RANDOM
+	kernel_mark "$i" "$mark" || return 1
 	on "$i" -- sh -c '
 		for n in 1 2 3 4 5 6 7 8 9 10; do
 			rmmod softhca || exit 1
 			modprobe softhca || exit 1
 		done' && "$lab" fabric "$i" || return 1
-	on "$i" -- dmesg > "$out/dmesg" || return 1
-	if grep -E 'Oops|BUG:|WARNING:|kmemleak|general protection' "$out/dmesg"; then
-		return 1
-	fi
+	kernel_reports "$i" "$mark" || return 1
 	devinfo "$i" softhca0 && ping_pair 1 "$i"
 }
 

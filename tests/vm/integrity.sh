@@ -57,7 +57,8 @@ rdma_negative() {
 # healthy.  After a reset node 2 comes back and new connections work.
 # kill is the last case of its layout.
 rdma_peer_lost() {
-	local how=$1 g1 g2 t pid rc
+	local how=$1 g1 g2 t pid rc mark=peer-lost-$$-$RANDOM
+	kernel_mark 1 "$mark" || return 1
 	g1=$(gid_index 1 softhca0 ::ffff:10.0.0.1) && g2=$(gid_index 2 softhca0 ::ffff:10.0.0.2) &&
 		[ -n "$g1" ] && [ -n "$g2" ] || return 1
 	on -b 2 -- sh -c "rdma-negative -d softhca0 -g $g2 -c killed > /tmp/srv.log 2>&1"
@@ -92,10 +93,7 @@ rdma_peer_lost() {
 	echo "--- client on node 1 after the $how:"
 	on 1 -- cat /tmp/kill.log
 	rc=$(on 1 -- cat /tmp/kill.rc) || { echo "the client did not finish in 60 s"; return 1; }
-	on 1 -- dmesg > "$out/dmesg" || return 1
-	if grep -E 'Oops|BUG:|WARNING:|general protection' "$out/dmesg"; then
-		return 1
-	fi
+	kernel_reports 1 "$mark" || return 1
 	[ "$rc" = 0 ] && on 1 -- ibv_devinfo -d softhca0 | grep -q PORT_ACTIVE || return 1
 	[ "$how" = kill ] && return 0
 	"$lab" wait 2 && softhca_pair 4 ibv_rc_pingpong -n 100 -s 4096
@@ -107,7 +105,8 @@ rdma_peer_lost() {
 # not at its timeout.  The guest and QEMU live on, and device_add brings
 # the device back with its port and RDMA working.
 hot_unplug() {
-	local t rc
+	local t rc mark=unplug-$$-$RANDOM
+	kernel_mark 1 "$mark" || return 1
 	on -b 2 -- sh -c 'timeout 120 ibv_rc_pingpong -e -d softhca0 -g 1 -n 1000000 -s 4096 > /tmp/hp-srv.log 2>&1'
 	sleep 2
 	on -b 1 -- sh -c 'timeout 120 ibv_rc_pingpong -e -d softhca0 -g 1 -n 1000000 -s 4096 10.0.0.2 > /tmp/hp-cli.log 2>&1; echo $? > /tmp/hp.rc'
@@ -137,11 +136,8 @@ hot_unplug() {
 		sleep 1
 	done
 	"$lab" fabric 1 || return 1
-	on 1 -- dmesg > "$out/dmesg" || return 1
-	grep -E 'softhca|pciehp' "$out/dmesg" | tail -20
-	if grep -E 'Oops|BUG:|WARNING:|general protection' "$out/dmesg"; then
-		return 1
-	fi
+	kernel_since 1 "$mark" | grep -E 'softhca|pciehp' | tail -20
+	kernel_reports 1 "$mark" || return 1
 	devinfo 1 softhca0 && ping_pair 1 2 && softhca_pair 4 ibv_rc_pingpong -n 100 -s 4096
 }
 

@@ -41,8 +41,11 @@ mig_retransmits() {
 # The figures: each migration's downtime, what the traffic's sides say of
 # their longest wait and of what they lost, and the retransmissions.
 migrate_under() {
-	local nodes=$1 pid rc=0 i k=0 reply before after to
+	local nodes=$1 pid rc=0 i k=0 reply before after to mark=migrate-$$-$RANDOM
 	shift
+	for i in 1 2; do
+		kernel_mark "$i" "$mark" || return 1
+	done
 	before=$(mig_retransmits 1 2 3) || return 1
 	"$@" > "$out/traffic.log" 2>&1 &
 	pid=$!
@@ -68,7 +71,7 @@ migrate_under() {
 	grep -E '^[a-z-]+: .*(longest|lost)' "$out/traffic.log" | sed 's/^/# /'
 	echo "# retransmissions during the case: $((after - before))"
 	for i in 1 2; do
-		on "$i" -- dmesg | grep -E 'Oops|BUG:|WARNING:|general protection' && rc=1
+		kernel_reports "$i" "$mark" || rc=1
 	done
 	return "$rc"
 }

@@ -55,33 +55,21 @@ ulp_pattern_io() {
 		ulp_timed "$h" "$what read" "$mib" blk-pattern verify "$f" "$seed" "$mib"
 }
 
-# Lines the kernel of node $1 logged since marker $2 (ulp_run).
-ulp_kernel_log() {	# node marker
-	on "$1" -- sh -c "dmesg | sed -n '/softhca-ulp: $2\$/,\$p'"
-}
-
 # ulp_run HOST TARGET FUNCTION ARGS...: FUNCTION, then neither node's
-# kernel logged an oops, a warning or a hung task since it started.  A
-# marker in each kernel log bounds what is looked at, so that earlier
-# cases (and a wrapped ring buffer) do not count.
+# kernel logged an oops, a warning or a hung task since it started
+# (kernel_reports).
 ulp_run() {
-	local h=$1 tg=$2 mark=ulp-$$-$RANDOM rc=0 n log
+	local h=$1 tg=$2 mark=ulp-$$-$RANDOM rc=0 n
 	shift 2
 	rm -f "$out/ulp.pending"
 	for n in $(printf '%s\n' "$h" "$tg" | sort -u); do
-		on "$n" -- sh -c "echo 'softhca-ulp: $mark' > /dev/kmsg" || return 1
+		kernel_mark "$n" "$mark" || return 1
 	done
 	"$@" || rc=1
 	for n in $(printf '%s\n' "$h" "$tg" | sort -u); do
-		log=$(ulp_kernel_log "$n" "$mark") || { rc=1; continue; }
 		echo "--- kernel log of node $n during the case (last 25 lines):"
-		tail -n 25 <<< "$log"
-		if grep -qE 'Oops|BUG:|WARNING:|general protection|blocked for more than' <<< "$log"; then
-			# the report whole, from its first line
-			echo "--- node $n's kernel reported:"
-			sed -n '/Oops\|BUG:\|WARNING:\|general protection\|blocked for more than/,+45p' <<< "$log" | head -n 60
-			rc=1
-		fi
+		kernel_since "$n" "$mark" | tail -n 25
+		kernel_reports "$n" "$mark" || rc=1
 	done
 	[ "$rc" = 0 ] && cat "$out/ulp.pending" >> "$out/ulp.figures" 2>/dev/null
 	rm -f "$out/ulp.pending"
