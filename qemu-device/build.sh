@@ -89,7 +89,7 @@ if [ "$(cat "$src/.softhca-patches" 2>/dev/null)" != "$patches_sum" ]; then
 	pristine=$src/.softhca-pristine
 	mkdir -p "$pristine"
 	(cd "$pristine" && find . -type f -exec cp --parents {} "$src" \;)
-	for f in $(sed -n 's|^+++ b/||p' /dev/null "${qemu_patches[@]}"); do
+	for f in $(patched_files "${qemu_patches[@]}"); do
 		[ -e "$pristine/$f" ] || install -D -m 644 "$src/$f" "$pristine/$f"
 	done
 	for p in "${qemu_patches[@]}"; do
@@ -225,7 +225,7 @@ if cmp -s "$mak.new" "$mak"; then rm "$mak.new"; else mv "$mak.new" "$mak"; fi
 sanitize_cc() {
 	local own f text sum
 	own='*/hw/softhca/*.c | */tests/qtest/softhca-*.c | */tests/qtest/fuzz/softhca_*.c'
-	for f in $(sed -n 's|^+++ b/||p' /dev/null "${qemu_patches[@]}" | sort -u); do
+	for f in $(patched_files "${qemu_patches[@]}"); do
 		own+=" | */$f"
 	done
 	text=$(cat <<CC

@@ -98,6 +98,10 @@ debian_mirror() {
 # run measured no time.
 perftest_uncalibrated() { grep -q 'Correlation coefficient' "$1"; }
 
+# patched_files PATCH...: the files the unified diffs PATCH... change, each
+# once (their "+++ b/" lines); nothing for no PATCH.
+patched_files() { sed -n 's|^+++ b/||p' /dev/null "$@" | sort -u; }
+
 # perftest_mibs FILE SIZE SECONDS: the average MiB/s of the row for SIZE
 # in FILE, the output of an ib_*_bw -D SECONDS.  A run that could not
 # calibrate its clock (above) still counts its messages right: its figure

@@ -33,7 +33,7 @@ qemu_patches=("$dev"/qemu-patches/*.patch)
 # shellcheck disable=SC2046 # the files the patches touch, one word each
 series_begin "$work" "$pristine" hw/Kconfig hw/meson.build meson.build \
 	MAINTAINERS tests/qtest/meson.build docs/system/device-emulation.rst \
-	$(sed -n 's|^+++ b/||p' "${qemu_patches[@]}" | sort -u)
+	$(patched_files "${qemu_patches[@]}")
 
 # In a QEMU tree the hardware header is include/hw/rdma/softhca_hw.h, and
 # the device is written for this release alone.

@@ -29,7 +29,8 @@
  * peer slow to get ready (rdma-negative-slow-peer).
  *
  * Timeout 12 and retry_cnt 3 on the requester (killed: 14 and 7): an
- * unanswered WQE fails in well under a second of guest time.  Exits 1 if any check failed.
+ * unanswered WQE fails in well under a second of guest time.  Exits 1 if
+ * any check failed.
  */
 #include <errno.h>
 #include <getopt.h>
