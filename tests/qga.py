@@ -19,9 +19,8 @@ qemu-agent-command` instead: libvirt holds the agent's socket itself.
 import argparse
 import base64
 import json
-import random
+import os
 import socket
-import subprocess
 import sys
 import time
 
@@ -67,7 +66,7 @@ class Agent:
         # A leading 0xff resets the agent's parser; its answer to
         # guest-sync-delimited starts with 0xff, so whatever a previous
         # client left unread in the channel is skipped up to it.
-        token = random.randrange(1, 2**31)
+        token = int.from_bytes(os.urandom(4), "little") >> 1 | 1
         self.sock.sendall(DELIMITER + self._encode("guest-sync-delimited", {"id": token}))
         while True:
             while DELIMITER not in self.buf:
@@ -103,6 +102,7 @@ class VirshAgent:
         pass
 
     def call(self, command, arguments=None):
+        import subprocess  # only here: kept out of every other call's start
         r = subprocess.run(["virsh", "qemu-agent-command", "--timeout", str(self.timeout),
                             self.domain, Agent._encode(command, arguments).decode()],
                            capture_output=True, text=True, check=False)
