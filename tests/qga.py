@@ -149,7 +149,8 @@ def poll_delay(delay, elapsed):
     poll wakes the guest, about 8 ms of its CPU (a new connection, a sync
     and the status), so a long command polled every 0.1 s cost its guest
     7 % of a CPU, and is now seen done at most 10 % late."""
-    return min(1.0, max(min(max(delay * 2, 0.02), 0.1), elapsed / 10))
+    quick = min(max(delay * 2, 0.02), 0.1)
+    return min(1.0, max(quick, elapsed / 10))
 
 
 def run(path, timeout, argv, background):

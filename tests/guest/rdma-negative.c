@@ -53,8 +53,8 @@
  * loaded host may leave unscheduled.  At 16.8 ms a try, a READ with a bad
  * rkey ended in RETRY_EXC_ERR, not REM_ACCESS_ERR (rdma-negative-rkey): a
  * retry went out before the NAK came in, and the responder, in ERR since
- * it sent the NAK, answers no retry.  At 67 ms and 8 tries, killed's
- * stream failed before the kill.
+ * it sent the NAK, answers no retry.  At those 4 tries of 16.8 ms (67 ms),
+ * killed's stream had failed before the kill.
  */
 #define QP_TIMEOUT	16
 #define RETRY_CNT	1
