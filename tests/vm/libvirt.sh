@@ -4,7 +4,7 @@
 # domains defined from scripts/libvirt-domain; RDMA works between them,
 # across internal snapshots (virsh snapshot-create-as, snapshot-revert),
 # and virsh destroy leaves nothing running.  Commands reach the guests
-# through the guest agent that libvirt holds (tests/qga.py virsh:DOMAIN).
+# through the guest agent that libvirt holds (tests/qga virsh:DOMAIN).
 . "$SOFTHCA_TOP/tests/lib/fabric.sh"	# free_udp_ports
 
 lv_dir='' lv_pid='' lv_ns=''
@@ -148,7 +148,7 @@ lv_snapshot_revert() {
 	done
 	now=$(date -u '+%Y-%m-%d %H:%M:%S')
 	for i in 1 2; do
-		/usr/bin/python3 "$SOFTHCA_TOP/tests/qga.py" --timeout 60 "virsh:node$i" ping ||
+		"$QGA" --timeout 60 "virsh:node$i" ping ||
 			{ echo "node$i: no agent after the revert"; return 1; }
 		lv_in on "$i" -- date -u -s "$now" > /dev/null || return 1
 		if lv_in on "$i" -- test -e /tmp/after-snapshot; then
