@@ -100,7 +100,7 @@ run:
 
 test:
 	$(PARALLEL_STAGES) all kernels-driver packages stock-image mpi-tests fio qemu-sanitized
-	@tests/run unit qtest sanitize fuzz vm series
+	@tests/run qtest unit sanitize fuzz vm series
 
 # the repeats too: the qtests on the other QEMU releases and on the QEMU
 # series' build, the VM smoke on the other guest kernels, the 8-node
@@ -108,7 +108,7 @@ test:
 test-full:
 	$(PARALLEL_STAGES) all qemu-releases kernels packages stock-image mpi-tests fio smb-kernel \
 		qemu-sanitized
-	@SOFTHCA_TEST_FULL=1 SOAK_SECONDS=300 tests/run unit qtest sanitize fuzz vm series
+	@SOFTHCA_TEST_FULL=1 SOAK_SECONDS=300 tests/run qtest unit sanitize fuzz vm series
 
 FUZZ_SECONDS ?= 600
 fuzz: deps
