@@ -6,7 +6,8 @@
 # Python script, and takes 6 ms.  Exported: the scripts and the tests/lab
 # runs this one starts take it as it is, without looking again (48 ms).
 if [ -z "${QGA:-}" ]; then
-	QGA=$("$SOFTHCA_TOP/tests/agent/build.sh")
+	QGA=$("$SOFTHCA_TOP/tests/agent/build.sh") ||
+		die "the guest agent client did not build (tests/agent/build.sh)"
 	export QGA
 fi
 

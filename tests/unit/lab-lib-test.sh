@@ -72,4 +72,15 @@ check kernel-reports-iscsi-transport-warning-noted "$(
 	echo "[ 10.0] BUG: kernel NULL pointer dereference, address: 0000000000000008"
 	echo 'rc 1')" kernel_reports 2 m2
 check kernel-reports-no-mark $'node 1: no mark m3 in its kernel log\nrc 1' kernel_reports 1 m3
+
+# tests/lib/agent.sh with a client that does not build: the script stops
+# there and says why, not at its first agent call with an empty QGA
+mkdir -p "$out/top/tests/agent"
+printf '#!/bin/sh\necho "cc: error" >&2\nexit 1\n' > "$out/top/tests/agent/build.sh"
+chmod +x "$out/top/tests/agent/build.sh"
+agent_unbuilt() {
+	(unset QGA; SOFTHCA_TOP=$out/top; . "$top/tests/lib/agent.sh"; echo "went on, QGA '$QGA'")
+}
+check agent-client-unbuilt-stops $'cc: error\nsofthca: the guest agent client did not build (tests/agent/build.sh)\nrc 1' \
+	agent_unbuilt
 exit "$fail"
