@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "json.h"
+#include "buf.h"
 
 void base64_encode(Buf *out, const void *data, size_t len);
 /* false, with out holding what came before, at a byte not of base64 */

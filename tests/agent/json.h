@@ -12,18 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* A growing byte buffer, always NUL-terminated. */
-typedef struct Buf {
-    char *data;
-    size_t len, cap;
-} Buf;
-
-void buf_add(Buf *b, const void *data, size_t len);
-void buf_adds(Buf *b, const char *s);
-void buf_printf(Buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-void buf_drop(Buf *b, size_t n);         /* drop the first n bytes */
-void buf_free(Buf *b);
+#include "buf.h"
 
 /*
  * A request: {"execute": COMMAND, "arguments": {...}}.  req_begin starts

@@ -94,6 +94,12 @@ static bool failf(Agent *a, const char *fmt, ...)
 
 /* --- the socket ---------------------------------------------------------- */
 
+/* A socket call failed: errno, where EAGAIN is the timeout running out. */
+static bool fail_errno(Agent *a)
+{
+    return failf(a, "%s", errno == EAGAIN ? "timed out" : strerror(errno));
+}
+
 static bool send_all(Agent *a, const char *data, size_t len)
 {
     while (len) {
@@ -103,7 +109,7 @@ static bool send_all(Agent *a, const char *data, size_t len)
             continue;
         }
         if (n < 0) {
-            return failf(a, "%s", errno == EAGAIN ? "timed out" : strerror(errno));
+            return fail_errno(a);
         }
         data += n;
         len -= n;
@@ -120,7 +126,7 @@ static bool read_more(Agent *a)
         n = recv(a->fd, chunk, sizeof(chunk), 0);
     } while (n < 0 && errno == EINTR);
     if (n < 0) {
-        return failf(a, "%s", errno == EAGAIN ? "timed out" : strerror(errno));
+        return fail_errno(a);
     }
     if (n == 0) {
         return failf(a, "agent socket closed");
@@ -136,7 +142,7 @@ static Json *read_message(Agent *a)
     long n;
     Json *v;
 
-    while ((n = json_frame(a->in.data ? a->in.data : "", a->in.len)) == 0) {
+    while ((n = json_frame(buf_text(&a->in), a->in.len)) == 0) {
         if (!read_more(a)) {
             return NULL;
         }
@@ -184,7 +190,7 @@ static bool sync_agent(Agent *a)
         Json *reply;
         bool synced;
 
-        while (!(delim = memchr(a->in.data ? a->in.data : "", DELIMITER, a->in.len))) {
+        while (!(delim = memchr(buf_text(&a->in), DELIMITER, a->in.len))) {
             a->in.len = 0;
             if (!read_more(a)) {
                 return false;
@@ -236,7 +242,7 @@ static bool agent_open(Agent *a)
     if (setsockopt(a->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
         setsockopt(a->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
         connect(a->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        failf(a, "%s", errno == EAGAIN ? "timed out" : strerror(errno));
+        fail_errno(a);
         close(a->fd);
         a->fd = -1;
         return false;
@@ -341,7 +347,7 @@ static Json *call(Agent *a, Buf *req, Json **reply)
 
         sent = virsh_call(a, req->data, &out);
         if (sent) {
-            *reply = json_parse(out.data ? out.data : "", out.len, &err);
+            *reply = json_parse(buf_text(&out), out.len, &err);
             if (!*reply) {
                 failf(a, "virsh's reply: %s", err);
             }

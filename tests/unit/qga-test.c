@@ -143,9 +143,9 @@ static void test_qga_base64(void)
         Buf e = { 0 }, d = { 0 };
 
         base64_encode(&e, plain[i], strlen(plain[i]));
-        CHECK(!strcmp(e.data ? e.data : "", coded[i]));
+        CHECK(!strcmp(buf_text(&e), coded[i]));
         CHECK(base64_decode(&d, coded[i], strlen(coded[i])));
-        CHECK(d.len == strlen(plain[i]) && !memcmp(d.data ? d.data : "", plain[i], d.len));
+        CHECK(d.len == strlen(plain[i]) && !memcmp(buf_text(&d), plain[i], d.len));
         buf_free(&e);
         buf_free(&d);
     }
@@ -156,7 +156,7 @@ static void test_qga_base64(void)
         Buf e = { 0 }, d = { 0 };
 
         base64_encode(&e, all, n);
-        CHECK(base64_decode(&d, e.data ? e.data : "", e.len));
+        CHECK(base64_decode(&d, buf_text(&e), e.len));
         CHECK(d.len == n && (!n || !memcmp(d.data, all, n)));
         buf_free(&e);
         buf_free(&d);
