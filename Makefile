@@ -10,7 +10,8 @@
 #   make run    build, boot two VMs and show RDMA working between them
 #   make test   build and run the whole test suite
 #   make test-full  the same with the repeats and long runs (a 5-minute soak)
-#   make fuzz   fuzz the device, each fuzzer for FUZZ_SECONDS [600]
+#   make fuzz   fuzz the device and the tests' agent client, each fuzzer
+#               for FUZZ_SECONDS [600]
 #   make bench  softhca against Soft-RoCE on this machine, side by side
 # Build trees and downloads live in $(SOFTHCA_CACHE), outside the checkout.
 
